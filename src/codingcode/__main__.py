@@ -1,0 +1,21 @@
+"""Entry point of the ``codingcode`` command (and ``python -m codingcode``)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    # `--version` answers before anything heavy is imported: it is what scripts call first.
+    if sys.argv[1:] in (["--version"], ["-V"]):
+        from codingcode import __version__
+
+        print(f"codingcode {__version__}")
+        return
+    from codingcode.cli import run
+
+    run()
+
+
+if __name__ == "__main__":
+    main()

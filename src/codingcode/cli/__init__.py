@@ -1,0 +1,87 @@
+"""The ``codingcode`` command.
+
+Each group of sub-commands lives in its own module with a ``register(app)`` function; this
+module assembles them and turns every expected failure into a one- or two-line message and
+a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib import import_module
+from typing import Annotated
+
+import typer
+
+from codingcode import __version__
+from codingcode.errors import AgentError, ErrorKind
+
+app = typer.Typer(
+    name="codingcode",
+    help="A coding-agent runtime built around its tool system.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+#: Modules that add sub-commands; each has ``register(app: typer.Typer) -> None``.
+COMMAND_MODULES = ["codingcode.cli.tool_commands"]
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"codingcode {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", "-V", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """A coding-agent runtime built around its tool system."""
+
+
+def _register_commands() -> None:
+    for module in COMMAND_MODULES:
+        import_module(module).register(app)
+
+
+def exit_code_for(error: AgentError) -> int:
+    return 2 if error.kind is ErrorKind.INVALID_ARGUMENTS else 1
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print a short error to stderr and exit (for the CLI's own checks of its input)."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def run() -> None:
+    _register_commands()
+    try:
+        # Outside standalone mode, click hands back the code of a typer.Exit raised in a command.
+        code = app(standalone_mode=False)
+        if isinstance(code, int):
+            sys.exit(code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("Aborted.", err=True)
+        sys.exit(130)
+    except typer.TyperException as exc:  # usage errors: missing argument, bad option, ...
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        if not message:  # bare `codingcode`: the help was shown, nothing went wrong
+            sys.exit(0)
+        typer.echo(f"error: {message}{hint}", err=True)
+        sys.exit(getattr(exc, "exit_code", 2))
+    except AgentError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        sys.exit(exit_code_for(exc))
+    except KeyboardInterrupt:
+        typer.echo("Interrupted.", err=True)
+        sys.exit(130)

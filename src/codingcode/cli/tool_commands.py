@@ -1,0 +1,107 @@
+"""``codingcode tool`` (run one call) and ``codingcode tools`` (list them)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from codingcode.runner import PERMISSION_MODES
+
+#: Shared by every command that acts on a project.
+ProjectOption = Annotated[
+    Path | None,
+    typer.Option("--project", "-p", help="Project root (default: the current directory)."),
+]
+ModeOption = Annotated[
+    str, typer.Option("--mode", "-m", help="Permission mode: default, acceptEdits, plan, bypass.")
+]
+
+
+def parse_args_json(text: str) -> dict[str, Any]:
+    """Parse ARGS_JSON (``-`` reads stdin); a clear error for anything but a JSON object."""
+    from codingcode.cli import fail
+
+    if text == "-":
+        text = sys.stdin.read()
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        fail(f"ARGS_JSON is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).")
+    if not isinstance(value, dict):
+        fail(
+            f'ARGS_JSON must be a JSON object such as \'{{"path": "README.md"}}\', got {type(value).__name__}.'
+        )
+    result: dict[str, Any] = value
+    return result
+
+
+def check_mode(mode: str) -> str:
+    from codingcode.cli import fail
+
+    if mode not in PERMISSION_MODES:
+        fail(f"unknown mode {mode!r}; choose one of: {', '.join(PERMISSION_MODES)}.")
+    return mode
+
+
+def project_dir(project: Path | None) -> Path:
+    from codingcode.cli import fail
+
+    path = (project or Path.cwd()).resolve()
+    if not path.is_dir():
+        fail(f"--project {path} is not a directory.")
+    return path
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("tool")
+    def tool_command(
+        name: Annotated[str, typer.Argument(help="The tool to call, e.g. read_file.")],
+        args_json: Annotated[
+            str,
+            typer.Argument(help="The arguments as a JSON object, or - to read them from stdin."),
+        ],
+        project: ProjectOption = None,
+        mode: ModeOption = "default",
+    ) -> None:
+        """Run one tool call and print its output."""
+        import anyio
+
+        from codingcode.runner import ToolRunner
+        from codingcode.tools import ToolService
+
+        args = parse_args_json(args_json)
+        runner = ToolRunner(ToolService.default(), project_dir(project), mode=check_mode(mode))
+        output = anyio.run(runner.run, name, args)
+        typer.echo(output)
+
+    @app.command("tools")
+    def tools_command(
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print names, descriptions and JSON Schemas as JSON.")
+        ] = False,
+    ) -> None:
+        """List the tools with their short descriptions."""
+        from codingcode.tools import ToolService
+
+        service = ToolService.default()
+        if as_json:
+            payload = [
+                {
+                    "name": t.name,
+                    "short_description": t.short_description,
+                    "description": t.description,
+                    "deferred": t.deferred,
+                    "input_schema": t.input_schema(),
+                }
+                for t in service.list()
+            ]
+            typer.echo(json.dumps(payload, indent=2))
+            return
+        width = max(len(t.name) for t in service.list())
+        for t in service.list():
+            suffix = "  (deferred)" if t.deferred else ""
+            typer.echo(f"{t.name.ljust(width)}  {t.short_description}{suffix}")

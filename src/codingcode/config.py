@@ -1,0 +1,145 @@
+"""Settings files: where they are, how they load, how they merge (DESIGN: contract).
+
+Three files, read in this order; later ones override earlier ones and lists are merged:
+
+1. the user's settings, ``<platform config dir>/codingcode/settings.json`` (trusted: the
+   user's own);
+2. ``<project>/.codingcode/settings.json`` (the project's, committed);
+3. ``<project>/.codingcode/settings.local.json`` (personal, git-ignored; where the
+   confirmation prompt saves always/never answers).
+
+This module only finds, reads and checks the JSON of each file and keeps where every value
+came from. Each subsystem validates its own section (``permissions``, ``hooks``,
+``sandbox``, ``mcpServers``, ...) with its own pydantic model, so an error can name the file
+and the entry, and the trust logic can tell a project's grant from the user's own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from codingcode.errors import InvalidArgumentsError
+
+USER_CONFIG_ENV = "CODINGCODE_CONFIG_DIR"
+USER_STATE_ENV = "CODINGCODE_STATE_DIR"
+
+
+class Scope(StrEnum):
+    USER = "user"
+    PROJECT = "project"
+    LOCAL = "local"
+
+
+class SettingsError(InvalidArgumentsError):
+    """A settings file that cannot be used; the message names the file and the entry."""
+
+
+def user_config_dir() -> Path:
+    """The user's config dir (``$CODINGCODE_CONFIG_DIR`` overrides, for tests and CI)."""
+    override = os.environ.get(USER_CONFIG_ENV)
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir("codingcode"))
+
+
+def user_state_dir() -> Path:
+    """Where codingcode keeps state of its own (audit log, trust records)."""
+    override = os.environ.get(USER_STATE_ENV)
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("codingcode"))
+
+
+def settings_paths(project: Path) -> list[tuple[Scope, Path]]:
+    return [
+        (Scope.USER, user_config_dir() / "settings.json"),
+        (Scope.PROJECT, project / ".codingcode" / "settings.json"),
+        (Scope.LOCAL, project / ".codingcode" / "settings.local.json"),
+    ]
+
+
+@dataclass(frozen=True)
+class SettingsFile:
+    scope: Scope
+    path: Path
+    data: dict[str, Any]
+    #: The exact bytes read (trust hashes them).
+    raw: bytes = b""
+
+    def section(self, key: str) -> Any:
+        return self.data.get(key)
+
+
+@dataclass
+class Settings:
+    """Every settings file of a project, in order, and their merged view."""
+
+    project: Path
+    files: list[SettingsFile] = field(default_factory=list)
+
+    def merged(self, key: str, default: Any = None) -> Any:
+        """The value of a top-level key, later files overriding (dicts merged, lists joined)."""
+        result: Any = default
+        for f in self.files:
+            if key in f.data:
+                result = merge_values(result, f.data[key])
+        return result
+
+    def sources(self, key: str) -> list[tuple[SettingsFile, Any]]:
+        """Each file's own value for ``key``, in order (for per-file validation and trust)."""
+        return [(f, f.data[key]) for f in self.files if key in f.data]
+
+
+def merge_values(base: Any, override: Any) -> Any:
+    if isinstance(base, dict) and isinstance(override, dict):
+        merged = dict(base)
+        for k, v in override.items():
+            merged[k] = merge_values(base.get(k), v) if k in base else v
+        return merged
+    if isinstance(base, list) and isinstance(override, list):
+        return [*base, *override]
+    return override
+
+
+def read_settings_file(scope: Scope, path: Path) -> SettingsFile | None:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise SettingsError(f"Cannot read settings file {path}: {exc.strerror}.") from None
+    if not raw.strip():
+        return SettingsFile(scope, path, {}, raw)
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = (
+            f" (line {exc.lineno}, column {exc.colno})"
+            if isinstance(exc, json.JSONDecodeError)
+            else ""
+        )
+        raise SettingsError(f"Settings file {path} is not valid JSON{where}: {exc}.") from None
+    if not isinstance(data, dict):
+        raise SettingsError(
+            f"Settings file {path} must hold a JSON object, not {type(data).__name__}."
+        )
+    return SettingsFile(scope, path, data, raw)
+
+
+def load_settings(project: Path) -> Settings:
+    """Read every settings file of ``project`` (missing files are simply absent)."""
+    settings = Settings(project=project)
+    for scope, path in settings_paths(project):
+        loaded = read_settings_file(scope, path)
+        if loaded is not None:
+            settings.files.append(loaded)
+    return settings

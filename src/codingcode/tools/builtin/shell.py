@@ -1,0 +1,87 @@
+"""execute_command: run a bash command in the project (SPEC T6)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from codingcode.errors import CancelledError, InvalidArgumentsError, ToolTimeoutError
+from codingcode.process import CommandResult, run_command
+from codingcode.tools.builtin.fs import display_path
+from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx
+
+TIMEOUT_DEFAULT_MS = 30_000
+#: Ten minutes: long enough for a full build or test run, short enough that a hung
+#: command cannot hold a session for good.
+TIMEOUT_MAX_MS = 600_000
+
+
+class ExecuteCommandArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    command: str = Field(min_length=1, description="The bash command line to run.")
+    cwd: str | None = Field(
+        default=None,
+        description="Working directory, relative to the project root (default: the project root).",
+    )
+    timeout_ms: int = Field(
+        default=TIMEOUT_DEFAULT_MS,
+        ge=1,
+        le=TIMEOUT_MAX_MS,
+        description=f"Time limit in milliseconds (default {TIMEOUT_DEFAULT_MS}, at most {TIMEOUT_MAX_MS}).",
+    )
+
+
+def format_result(result: CommandResult) -> str:
+    parts = []
+    if result.notice:
+        parts.append(result.notice)
+    if result.timed_out:
+        parts.append(
+            f"Timed out after {result.duration_s:.1f}s; the command and its children were killed."
+        )
+    elif result.cancelled:
+        parts.append("Cancelled; the command and its children were killed.")
+    else:
+        parts.append(f"Exit code: {result.exit_code}")
+    for label, buf in (("stdout", result.stdout), ("stderr", result.stderr)):
+        if buf.total:
+            parts.append(f"--- {label} ---\n{buf.text().rstrip()}")
+    if not result.stdout.total and not result.stderr.total:
+        parts.append("(no output)")
+    return "\n".join(parts)
+
+
+async def execute_command(args: ExecuteCommandArgs, ctx: ToolExecCtx) -> str:
+    cwd = ctx.resolve_path(args.cwd) if args.cwd else ctx.project_path
+    if not cwd.is_dir():
+        raise InvalidArgumentsError(f"cwd {display_path(cwd, ctx)} is not an existing directory.")
+    result = await run_command(
+        ["bash", "-c", args.command],
+        cwd=cwd,
+        timeout_s=args.timeout_ms / 1000,
+        cancel=ctx.signal,
+        launcher=ctx.launcher,
+    )
+    text = format_result(result)
+    if result.timed_out:
+        raise ToolTimeoutError(text)
+    if result.cancelled:
+        raise CancelledError(text)
+    return text
+
+
+def shell_tools() -> list[ToolDefinition]:
+    return [
+        ToolDefinition(
+            name="execute_command",
+            description=(
+                "Run a command with bash in the project (or `cwd`), stdin closed. Reports the exit "
+                "code and the captured stdout and stderr (long output keeps its head and tail). "
+                f"The whole process tree is killed after `timeout_ms` (default {TIMEOUT_DEFAULT_MS}, "
+                f"at most {TIMEOUT_MAX_MS})."
+            ),
+            short_description="Run a shell command",
+            parameters=ExecuteCommandArgs,
+            execute=execute_command,
+            annotations=ToolAnnotations(destructive=True, open_world=True),
+        )
+    ]

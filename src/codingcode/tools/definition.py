@@ -1,0 +1,179 @@
+"""What a tool is: :class:`ToolDefinition`, the context it runs in, and the ``@tool`` decorator."""
+
+from __future__ import annotations
+
+import inspect
+import os.path
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, create_model
+
+from codingcode.cancel import CancelSignal
+
+
+@dataclass
+class SessionState:
+    """Per-session state the state tools keep (the todo list), shared by a session's calls."""
+
+    todos: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class ToolExecCtx:
+    """The context one tool call runs in (SPEC C: signal, session id, turn id, project root)."""
+
+    project_path: Path = field(default_factory=Path.cwd)
+    session_id: str = "default"
+    turn_id: int = 0
+    signal: CancelSignal | None = None
+    state: SessionState = field(default_factory=SessionState)
+    #: How commands are started. ``None`` means the default launcher (see
+    #: ``codingcode.process``); the sandbox installs its own here.
+    launcher: Any = None
+
+    def __post_init__(self) -> None:
+        self.project_path = Path(self.project_path).resolve()
+
+    def resolve_path(self, path: str | Path) -> Path:
+        """Resolve ``path`` against the project root (absolute paths stay as they are)."""
+        p = Path(path).expanduser()
+        if not p.is_absolute():
+            p = self.project_path / p
+        return Path(os.path.normpath(p))
+
+
+@dataclass(frozen=True)
+class ToolAnnotations:
+    """Honest hints about a tool's effects (exported as MCP tool annotations)."""
+
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+
+
+Execute = Callable[[Any, ToolExecCtx], Awaitable[str]]
+
+
+@dataclass
+class ToolDefinition:
+    """A tool: its name, descriptions, argument model and how to run it (DESIGN: contract).
+
+    ``parameters`` is a pydantic model class; arguments are validated against it before
+    approval and execution, and ``execute`` receives the validated model instance.
+    ``json_schema`` overrides the schema derived from ``parameters`` (used for MCP tools,
+    whose schema comes from their server).
+    """
+
+    name: str
+    description: str
+    parameters: type[BaseModel]
+    execute: Execute
+    short_description: str = ""
+    deferred: bool = False
+    json_schema: dict[str, Any] | None = None
+    annotations: ToolAnnotations = field(default_factory=ToolAnnotations)
+
+    def __post_init__(self) -> None:
+        if not self.short_description:
+            self.short_description = self.description.strip().split("\n", 1)[0][:120]
+
+    def input_schema(self) -> dict[str, Any]:
+        """The JSON Schema of the arguments, as offered to a model."""
+        if self.json_schema is not None:
+            return self.json_schema
+        return clean_schema(self.parameters.model_json_schema())
+
+
+def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's ``title`` noise, which models do not need and which costs tokens."""
+
+    def walk(node: Any, in_properties: bool = False) -> Any:
+        if isinstance(node, dict):
+            return {
+                k: walk(v, in_properties=(k == "properties" and not in_properties))
+                for k, v in node.items()
+                if in_properties or k != "title"
+            }
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    result: dict[str, Any] = walk(schema)
+    return result
+
+
+def tool(
+    fn: Callable[..., Awaitable[str]] | None = None,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    short_description: str = "",
+    deferred: bool = False,
+    annotations: ToolAnnotations | None = None,
+) -> Any:
+    """Turn a plain async function into a :class:`ToolDefinition`.
+
+    The function takes either one pydantic model argument or ordinary keyword arguments
+    (their annotations and defaults become the schema), plus optionally a parameter named
+    ``ctx`` that receives the :class:`ToolExecCtx`. The docstring is the description::
+
+        @tool
+        async def word_count(path: str) -> str:
+            "Count the words of a file."
+            ...
+    """
+
+    def wrap(func: Callable[..., Awaitable[str]]) -> ToolDefinition:
+        if not inspect.iscoroutinefunction(func):
+            raise TypeError(f"@tool needs an async function, got {func!r}")
+        hints = get_type_hints(func)
+        sig = inspect.signature(func)
+        params = [p for p in sig.parameters.values() if p.name != "ctx"]
+        wants_ctx = "ctx" in sig.parameters
+        model: type[BaseModel]
+        single_model = (
+            len(params) == 1
+            and isinstance(hints.get(params[0].name), type)
+            and issubclass(hints[params[0].name], BaseModel)
+        )
+        if single_model:
+            model = hints[params[0].name]
+
+            async def execute(args: Any, ctx: ToolExecCtx) -> str:
+                return await (func(args, ctx=ctx) if wants_ctx else func(args))
+        else:
+            fields: dict[str, Any] = {}
+            for p in params:
+                annotation = hints.get(p.name, Any)
+                default = ... if p.default is inspect.Parameter.empty else p.default
+                fields[p.name] = (annotation, default)
+            model = create_model(
+                f"{func.__name__}_args",
+                __config__=ConfigDict(extra="forbid"),
+                **fields,
+            )
+
+            async def execute(args: Any, ctx: ToolExecCtx) -> str:
+                kwargs = {p.name: getattr(args, p.name) for p in params}
+                if wants_ctx:
+                    kwargs["ctx"] = ctx
+                return await func(**kwargs)
+
+        doc = inspect.getdoc(func) or ""
+        return ToolDefinition(
+            name=name or func.__name__,
+            description=description or doc or func.__name__,
+            parameters=model,
+            execute=execute,
+            short_description=short_description,
+            deferred=deferred,
+            annotations=annotations or ToolAnnotations(),
+        )
+
+    if fn is not None:
+        return wrap(fn)
+    return wrap
