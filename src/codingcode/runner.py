@@ -41,3 +41,14 @@ class ToolRunner:
         ctx = ctx or self.context()
         definition, model = self.service.validate(name, args)
         return await self.service.execute(definition, model, ctx)
+
+
+def build_runner(
+    project: Path,
+    *,
+    mode: str = "default",
+    session_id: str = "default",
+    service: ToolService | None = None,
+) -> ToolRunner:
+    """The runner every front end uses for a project: its settings, approval and sandbox."""
+    return ToolRunner(service or ToolService.default(), project, mode=mode, session_id=session_id)

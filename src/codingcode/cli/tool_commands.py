@@ -70,11 +70,10 @@ def register(app: typer.Typer) -> None:
         """Run one tool call and print its output."""
         import anyio
 
-        from codingcode.runner import ToolRunner
-        from codingcode.tools import ToolService
+        from codingcode.runner import build_runner
 
         args = parse_args_json(args_json)
-        runner = ToolRunner(ToolService.default(), project_dir(project), mode=check_mode(mode))
+        runner = build_runner(project_dir(project), mode=check_mode(mode))
         output = anyio.run(runner.run, name, args)
         typer.echo(output)
 
