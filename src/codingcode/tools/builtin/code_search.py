@@ -52,6 +52,16 @@ def find_rg() -> str:
     )
 
 
+#: Globs that mean "every file". rg lets a --glob that matches a *directory* override the
+#: ignore rules for it, so passing `**/*` would search .git/ and git-ignored build output;
+#: these are therefore left out, and rg's own defaults decide.
+_MATCH_ALL = frozenset({"*", "**", "**/*", "./**/*", "./*"})
+
+
+def glob_filter(glob: str) -> list[str]:
+    return [] if glob.strip() in _MATCH_ALL else ["--glob", glob]
+
+
 class _RgFailed(Exception):
     def __init__(self, stderr: str) -> None:
         self.stderr = stderr
@@ -124,8 +134,7 @@ async def search_code(args: SearchCodeArgs, ctx: ToolExecCtx) -> str:
         "--no-messages",
         f"--max-columns={MAX_COLUMNS}",
         "--max-columns-preview",
-        "--glob",
-        args.glob,
+        *glob_filter(args.glob),
         "--regexp",
         args.pattern,
         "--",

@@ -191,7 +191,7 @@ async def write_file(args: WriteFileArgs, ctx: ToolExecCtx) -> str:
             await anyio.to_thread.run_sync(_write_with_parents, path, data)
         except PermissionError:
             raise ToolFailureError(f"Permission denied writing {shown}.") from None
-        except NotADirectoryError:
+        except (NotADirectoryError, FileExistsError):
             raise InvalidArgumentsError(
                 f"Cannot create {shown}: a parent of it is a file, not a directory."
             ) from None

@@ -18,8 +18,8 @@ TIMEOUT_MAX_MS = 600_000
 class ExecuteCommandArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     command: str = Field(min_length=1, description="The bash command line to run.")
-    cwd: str | None = Field(
-        default=None,
+    cwd: str = Field(
+        default=".",
         description="Working directory, relative to the project root (default: the project root).",
     )
     timeout_ms: int = Field(
@@ -51,7 +51,7 @@ def format_result(result: CommandResult) -> str:
 
 
 async def execute_command(args: ExecuteCommandArgs, ctx: ToolExecCtx) -> str:
-    cwd = ctx.resolve_path(args.cwd) if args.cwd else ctx.project_path
+    cwd = ctx.resolve_path(args.cwd)
     if not cwd.is_dir():
         raise InvalidArgumentsError(f"cwd {display_path(cwd, ctx)} is not an existing directory.")
     result = await run_command(
