@@ -11,5 +11,6 @@ def builtin_tools() -> list[ToolDefinition]:
     from codingcode.tools.builtin.fs import fs_tools
     from codingcode.tools.builtin.shell import shell_tools
     from codingcode.tools.builtin.state import state_tools
+    from codingcode.tools.builtin.web import web_tools
 
-    return [*fs_tools(), *search_tools(), *shell_tools(), *state_tools()]
+    return [*fs_tools(), *search_tools(), *shell_tools(), *web_tools(), *state_tools()]
