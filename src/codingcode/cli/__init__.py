@@ -22,6 +22,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help text: rendering it with rich costs ~200 ms of imports on every --help.
+    rich_markup_mode=None,
 )
 
 #: Modules that add sub-commands; each has ``register(app: typer.Typer) -> None``.

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from codingcode.runner import PERMISSION_MODES
+from codingcode.modes import PERMISSION_MODES
 
 #: Shared by every command that acts on a project.
 ProjectOption = Annotated[
