@@ -74,6 +74,10 @@ class SettingsFile:
     data: dict[str, Any]
     #: The exact bytes read (trust hashes them).
     raw: bytes = b""
+    #: Whether what this file *grants or executes* may apply (``codingcode.trust``): always
+    #: for the user's own file; for a project file only once the user trusted it as it is.
+    #: What a file *restricts* applies either way.
+    trusted: bool = True
 
     def section(self, key: str) -> Any:
         return self.data.get(key)
@@ -137,9 +141,26 @@ def read_settings_file(scope: Scope, path: Path) -> SettingsFile | None:
 
 def load_settings(project: Path) -> Settings:
     """Read every settings file of ``project`` (missing files are simply absent)."""
+    from dataclasses import replace
+
+    from codingcode.trust import TrustStore
+
     settings = Settings(project=project)
+    store = TrustStore()
     for scope, path in settings_paths(project):
         loaded = read_settings_file(scope, path)
-        if loaded is not None:
-            settings.files.append(loaded)
+        if loaded is None:
+            continue
+        if scope is not Scope.USER:
+            loaded = replace(loaded, trusted=store.is_trusted(project, path, loaded.raw))
+        settings.files.append(loaded)
     return settings
+
+
+def untrusted_note(ignored: list[str], project: Path) -> str:
+    """The one line that says which project grants were ignored and how to trust them."""
+    shown = "; ".join(ignored[:5]) + (f"; and {len(ignored) - 5} more" if len(ignored) > 5 else "")
+    return (
+        f"codingcode: ignored what this untrusted project would grant ({shown}). "
+        f"Review it, then run `codingcode trust --project {project}` to allow it."
+    )

@@ -27,7 +27,10 @@ app = typer.Typer(
 )
 
 #: Modules that add sub-commands; each has ``register(app: typer.Typer) -> None``.
-COMMAND_MODULES = ["codingcode.cli.tool_commands"]
+COMMAND_MODULES = [
+    "codingcode.cli.tool_commands",
+    "codingcode.cli.trust_commands",
+]
 
 
 def _version(value: bool) -> None:
