@@ -1,0 +1,1 @@
+"""MCP: import the tools of configured servers (client), serve ours (server), config."""

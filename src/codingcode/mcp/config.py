@@ -1,0 +1,248 @@
+"""MCP server configuration: ``.mcp.json`` and ``mcpServers`` in the settings files.
+
+The format is the one other MCP clients use::
+
+    {"mcpServers": {
+        "github": {"command": "npx", "args": ["-y", "@org/server-github"],
+                   "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}},
+        "docs":   {"type": "http", "url": "https://example.com/mcp",
+                   "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}
+    }}
+
+``${VAR}`` and ``${VAR:-default}`` are expanded in ``command``, ``args``, ``env``, ``cwd``,
+``url`` and ``headers``; a variable that is not set and has no default is an error naming
+the server and the field. Our own optional keys (other clients ignore them):
+
+* ``deferred`` (bool): offer this server's tools only through ``tool_search`` (``true``) or
+  always (``false``). Unset: deferred when the server has more than
+  :data:`DEFER_THRESHOLD` tools.
+* ``trusted`` (bool, default false): believe the server's ``readOnlyHint`` /
+  ``destructiveHint`` annotations. Untrusted servers' tools count as writing and destructive.
+* ``timeout_ms`` (per request, default 60,000), ``startup_timeout_ms`` (default 30,000).
+* ``disabled`` (bool): keep the entry but do not start the server.
+
+Sources, later overriding earlier by server name: the user's settings (user scope), the
+project's ``.mcp.json``, ``.codingcode/settings.json`` and ``settings.local.json`` (project
+scope). Every server keeps its scope and source file so workspace trust can refuse to start
+a project's servers before the user trusts the project (see :func:`project_trust_filter`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from codingcode.config import Scope, Settings, SettingsError, load_settings
+
+MCP_JSON = ".mcp.json"
+#: A server with more tools than this has them deferred unless its entry says otherwise:
+#: a dozen tool schemas cost a few thousand tokens of every request.
+DEFER_THRESHOLD = 10
+DEFAULT_TIMEOUT_MS = 60_000
+DEFAULT_STARTUP_TIMEOUT_MS = 30_000
+
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class _Common(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    deferred: bool | None = None
+    trusted: bool = False
+    disabled: bool = False
+    timeout_ms: int = Field(DEFAULT_TIMEOUT_MS, gt=0, le=3_600_000)
+    startup_timeout_ms: int = Field(DEFAULT_STARTUP_TIMEOUT_MS, gt=0, le=600_000)
+
+
+class StdioEntry(_Common):
+    type: Literal["stdio"] = "stdio"
+    command: str = Field(min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+
+class HttpEntry(_Common):
+    #: ``http`` / ``streamable-http``: streamable HTTP; ``sse``: the old HTTP+SSE transport.
+    type: Literal["http", "streamable-http", "streamableHttp", "sse"]
+    url: str = Field(pattern=r"^https?://")
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    """One configured server, validated and expanded, with where it came from."""
+
+    name: str
+    entry: StdioEntry | HttpEntry
+    scope: Scope
+    source: Path
+
+    @property
+    def transport(self) -> str:
+        if isinstance(self.entry, StdioEntry):
+            return "stdio"
+        return "sse" if self.entry.type == "sse" else "http"
+
+    @property
+    def project_scoped(self) -> bool:
+        """True for servers a project's files configure (``.mcp.json``, project settings)."""
+        return self.scope is not Scope.USER
+
+    def describe(self) -> str:
+        e = self.entry
+        if isinstance(e, StdioEntry):
+            return " ".join([e.command, *e.args])
+        return e.url
+
+
+class McpConfigError(SettingsError):
+    """An MCP server entry that cannot be used; the message names the server and field."""
+
+
+def expand_vars(value: str, *, server: str, field: str, env: Mapping[str, str]) -> str:
+    def sub(match: re.Match[str]) -> str:
+        var, default = match.group(1), match.group(2)
+        if var in env:
+            return env[var]
+        if default is not None:
+            return default
+        raise McpConfigError(
+            f"MCP server {server!r}, field {field!r}: environment variable {var} is not set "
+            f"(set it, or write ${{{var}:-default}})."
+        )
+
+    return _VAR.sub(sub, value)
+
+
+def _expand(raw: dict[str, Any], server: str, env: Mapping[str, str]) -> dict[str, Any]:
+    out = dict(raw)
+    for key in ("command", "cwd", "url"):
+        if isinstance(out.get(key), str):
+            out[key] = expand_vars(out[key], server=server, field=key, env=env)
+    if isinstance(out.get("args"), list):
+        out["args"] = [
+            expand_vars(a, server=server, field=f"args[{i}]", env=env) if isinstance(a, str) else a
+            for i, a in enumerate(out["args"])
+        ]
+    for key in ("env", "headers"):
+        if isinstance(out.get(key), dict):
+            out[key] = {
+                k: expand_vars(v, server=server, field=f"{key}.{k}", env=env)
+                if isinstance(v, str)
+                else v
+                for k, v in out[key].items()
+            }
+    return out
+
+
+def parse_server(
+    name: str, raw: Any, *, scope: Scope, source: Path, env: Mapping[str, str] | None = None
+) -> McpServerConfig:
+    """Validate and expand one ``mcpServers`` entry; McpConfigError names server and field."""
+    where = f"{source}: MCP server {name!r}"
+    if not _SERVER_NAME.match(name):
+        raise McpConfigError(
+            f"{where}: a server name may hold only letters, digits, '.', '_' and '-' (its "
+            "tools are named SERVER:TOOL)."
+        )
+    if not isinstance(raw, dict):
+        raise McpConfigError(f"{where} must be a JSON object, not {type(raw).__name__}.")
+    kind = raw.get("type", "stdio" if "command" in raw or "url" not in raw else None)
+    if kind is None:
+        raise McpConfigError(
+            f"{where}: field 'type' is required with 'url' (\"http\" for streamable HTTP, "
+            '"sse" for the old SSE transport).'
+        )
+    expanded = _expand(raw, name, os.environ if env is None else env)
+    model: type[StdioEntry] | type[HttpEntry] = StdioEntry if kind == "stdio" else HttpEntry
+    try:
+        entry = model.model_validate(expanded)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors(include_url=False):
+            loc = ".".join(str(p) for p in err["loc"]) or "(entry)"
+            problems.append(f"field {loc!r}: {err['msg']}")
+        raise McpConfigError(f"{where}: " + "; ".join(problems) + ".") from None
+    return McpServerConfig(name, entry, scope, source)
+
+
+def _servers_of(
+    data: Any, *, scope: Scope, source: Path, env: Mapping[str, str] | None
+) -> dict[str, McpServerConfig]:
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise McpConfigError(f"{source}: 'mcpServers' must be a JSON object of servers by name.")
+    return {
+        name: parse_server(name, raw, scope=scope, source=source, env=env)
+        for name, raw in data.items()
+    }
+
+
+def read_mcp_json(project: Path) -> tuple[Path, Any] | None:
+    path = project / MCP_JSON
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise McpConfigError(f"Cannot read {path}: {exc.strerror}.") from None
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise McpConfigError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}."
+        ) from None
+    if not isinstance(data, dict):
+        raise McpConfigError(f'{path} must hold a JSON object like {{"mcpServers": {{...}}}}.')
+    return path, data.get("mcpServers")
+
+
+def load_mcp_servers(
+    project: Path,
+    *,
+    settings: Settings | None = None,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, McpServerConfig]:
+    """Every configured server of ``project``, later sources overriding earlier by name."""
+    settings = settings if settings is not None else load_settings(project)
+    servers: dict[str, McpServerConfig] = {}
+    user_files = [f for f in settings.files if f.scope is Scope.USER]
+    project_files = [f for f in settings.files if f.scope is not Scope.USER]
+    for f in user_files:
+        servers.update(_servers_of(f.section("mcpServers"), scope=f.scope, source=f.path, env=env))
+    mcp_json = read_mcp_json(project)
+    if mcp_json is not None:
+        servers.update(_servers_of(mcp_json[1], scope=Scope.PROJECT, source=mcp_json[0], env=env))
+    for f in project_files:
+        servers.update(_servers_of(f.section("mcpServers"), scope=f.scope, source=f.path, env=env))
+    return servers
+
+
+#: Decides whether a server may start: None to start it, else the reason it may not.
+StartFilter = Callable[[McpServerConfig], str | None]
+
+
+def project_trust_filter(project_trusted: bool) -> StartFilter:
+    """Refuse the project's stdio servers (code a cloned repository would run) until trusted.
+
+    HTTP servers run no local code, so they pass; user-scope servers are the user's own.
+    """
+
+    def allow(server: McpServerConfig) -> str | None:
+        if project_trusted or not server.project_scoped or server.transport != "stdio":
+            return None
+        return (
+            f"not started: {server.source.name} is project configuration and this project is "
+            "not trusted (run `codingcode trust` to allow it)"
+        )
+
+    return allow
