@@ -37,6 +37,14 @@ class LaunchPlan:
     argv: list[str]
     env: dict[str, str]
     notice: str = ""
+    #: File descriptors the child inherits (e.g. a seccomp filter for bwrap). The plan
+    #: owns them: ``run_command`` closes them once the child has started (or failed to).
+    pass_fds: tuple[int, ...] = ()
+
+    def close_fds(self) -> None:
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 class Launcher(Protocol):
@@ -111,15 +119,19 @@ async def run_command(
     )
     out, err = CappedBuffer(output_cap), CappedBuffer(output_cap)
     started = time.monotonic()
-    proc = await anyio.open_process(
-        plan.argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=cwd,
-        env=plan.env,
-        start_new_session=True,
-    )
+    try:
+        proc = await anyio.open_process(
+            plan.argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=plan.env,
+            start_new_session=True,
+            pass_fds=plan.pass_fds,
+        )
+    finally:
+        plan.close_fds()
     timed_out = cancelled = False
     try:
         async with anyio.create_task_group() as pumps:

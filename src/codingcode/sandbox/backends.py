@@ -1,0 +1,284 @@
+"""The three backends: each turns a command into a :class:`LaunchPlan` that runs it contained.
+
+- :class:`BubblewrapBackend`: ``bwrap`` builds a private view of the machine — user, PID,
+  IPC, UTS, cgroup and (without network) network namespaces; the root file system
+  read-only; the project and writable roots bound writable; the files that steer the
+  agent bound read-only again on top; secrets masked; a private ``/tmp`` and ``/run``;
+  ``--die-with-parent`` and ``--new-session``; all capabilities dropped, nested user
+  namespaces disabled, and the seccomp filter passed as a file descriptor.
+- :class:`LandlockBackend`: no extra binary — a re-exec'd Python helper
+  (:mod:`codingcode.sandbox.landlock_exec`) applies Landlock and seccomp itself.
+- :class:`NoneBackend`: runs the command as it is and says so in its output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pwd
+import shutil
+import sys
+import tempfile
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codingcode.errors import DeniedError
+from codingcode.process import LaunchPlan
+from codingcode.sandbox import seccomp
+from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
+
+#: Inside the sandbox this variable names the backend (tools and tests can tell).
+MARKER_ENV = "CODINGCODE_SANDBOX"
+
+#: Files every backend hides, besides ``~/.ssh`` and the settings' ``masked_paths``.
+SYSTEM_SECRETS = (Path("/etc/shadow"), Path("/etc/gshadow"))
+
+
+class SandboxError(DeniedError):
+    """The sandbox cannot run this command as the policy demands (so it is not run)."""
+
+
+def home_dirs(env: Mapping[str, str]) -> list[Path]:
+    """The command's ``$HOME`` and the account's home (they differ in tests and sudo)."""
+    homes = []
+    if env.get("HOME"):
+        homes.append(Path(env["HOME"]))
+    with contextlib.suppress(KeyError):
+        homes.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    return list(dict.fromkeys(Path(os.path.realpath(h)) for h in homes))
+
+
+def secret_paths(policy: SandboxPolicy, env: Mapping[str, str]) -> list[Path]:
+    paths = [*SYSTEM_SECRETS, *(h / ".ssh" for h in home_dirs(env)), *policy.masked_paths]
+    return list(dict.fromkeys(Path(os.path.realpath(p)) for p in paths))
+
+
+def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]:
+    """What commands may read but never change inside the project.
+
+    ``.codingcode/`` (settings, hooks, agent profiles), ``.mcp.json``, and of git the hooks
+    and the config (a hook, ``core.fsmonitor`` or ``core.hooksPath`` would run code
+    outside the sandbox later). A missing ``.codingcode`` (or ``.git/hooks``) directory
+    is created empty first, so a command cannot create it either. A symlink in one of
+    these places could be swapped by the command, so it is refused rather than followed.
+    """
+    found: list[Path] = []
+    agent_dir = project / ".codingcode"
+    _refuse_symlink(agent_dir, project)
+    if not agent_dir.exists() and create_missing:
+        # Not writable for us either? Then not for the command.
+        with contextlib.suppress(OSError):
+            agent_dir.mkdir()
+    if agent_dir.exists():
+        found.append(agent_dir)
+    mcp = project / ".mcp.json"
+    _refuse_symlink(mcp, project)
+    if mcp.exists():
+        found.append(mcp)
+    git = project / ".git"
+    _refuse_symlink(git, project)
+    if git.is_dir():
+        found += _git_metadata(git, create_missing=create_missing)
+    elif git.is_file():
+        found.append(git)
+        for gitdir in _pointed_gitdirs(git):
+            found += _git_metadata(gitdir, create_missing=False)
+    return list(dict.fromkeys(found))
+
+
+def _refuse_symlink(path: Path, project: Path) -> None:
+    if path.is_symlink():
+        raise SandboxError(
+            f"{path.relative_to(project)} in the project is a symlink; the sandbox keeps this "
+            "path read-only and cannot do that through a link a command could replace. "
+            "Replace the link with the real directory or file."
+        )
+
+
+def _git_metadata(gitdir: Path, *, create_missing: bool) -> list[Path]:
+    found = []
+    hooks = gitdir / "hooks"
+    if not hooks.exists() and create_missing:
+        with contextlib.suppress(OSError):
+            hooks.mkdir()
+    for path in (hooks, gitdir / "config"):
+        if path.exists():
+            found.append(Path(os.path.realpath(path)))
+    return found
+
+
+def _pointed_gitdirs(pointer: Path) -> list[Path]:
+    """A ``.git`` file (worktree, submodule) names its gitdir; that one may name a commondir."""
+    try:
+        text = pointer.read_text(errors="replace").strip()
+    except OSError:
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    gitdir = Path(os.path.realpath(pointer.parent / text.removeprefix("gitdir:").strip()))
+    dirs = [gitdir]
+    try:
+        common = (gitdir / "commondir").read_text().strip()
+        dirs.append(Path(os.path.realpath(gitdir / common)))
+    except OSError:
+        pass
+    return dirs
+
+
+class MaskFiles:
+    """The host-side files masks are made of, in a private directory removed at exit."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="codingcode-sandbox-"))
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self.root, True)
+        self.empty_dir = self.root / "empty"
+        self.empty_dir.mkdir(mode=0o555)
+        self.unreadable = self.root / "unreadable"
+        self.unreadable.touch(mode=0o000)
+        self.unreadable.chmod(0o000)
+        self.passwd = self.root / "passwd"
+        self.passwd.write_text(minimal_passwd())
+        self.passwd.chmod(0o444)
+        self.tmp = self.root / "tmp"  # the Landlock backend's private TMPDIR
+        self.tmp.mkdir(mode=0o700)
+
+    def cleanup(self) -> None:
+        self._finalizer()
+
+
+def minimal_passwd() -> str:
+    """root and the current user, nobody else (names and homes of other accounts leak)."""
+    lines = []
+    for uid in dict.fromkeys((0, os.getuid())):
+        try:
+            e = pwd.getpwuid(uid)
+        except KeyError:
+            continue
+        lines.append(f"{e.pw_name}:x:{e.pw_uid}:{e.pw_gid}:{e.pw_gecos}:{e.pw_dir}:{e.pw_shell}")
+    return "\n".join(lines) + "\n"
+
+
+def _write_memfd(name: str, data: bytes) -> int:
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+@dataclass
+class BubblewrapBackend:
+    policy: SandboxPolicy
+    bwrap: str
+    masks: MaskFiles
+    name: str = "bubblewrap"
+    _filter: bytes = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        network = self.policy.network is Network.ALLOW
+        self._filter = seccomp.build_filter(
+            seccomp.socket_families(network=network, private_netns=not network)
+        )
+
+    def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan:
+        policy = self.policy
+        network = policy.network is Network.ALLOW
+        args = [
+            self.bwrap,
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            *([] if network else ["--unshare-net"]),
+            "--disable-userns",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+            # Host services listen under /run (D-Bus, docker, systemd, databases).
+            "--tmpfs",
+            "/run",
+        ]
+        if network:
+            args += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
+        if policy.mode is SandboxMode.WORKSPACE_WRITE:
+            args += ["--bind", str(policy.project), str(policy.project)]
+        for root in policy.writable_roots:
+            args += ["--bind-try", str(root), str(root)]
+        if policy.mode is SandboxMode.WORKSPACE_WRITE:
+            for path in protected_paths(policy.project):
+                args += ["--ro-bind", str(path), str(path)]
+        for path in secret_paths(policy, env):
+            if path.is_dir():
+                args += ["--ro-bind", str(self.masks.empty_dir), str(path)]
+            elif path.exists():
+                args += ["--ro-bind", str(self.masks.unreadable), str(path)]
+        args += ["--ro-bind", str(self.masks.passwd), "/etc/passwd"]
+        fd = _write_memfd("codingcode-seccomp", self._filter)
+        args += [
+            "--chdir",
+            str(cwd),
+            "--setenv",
+            "TMPDIR",
+            "/tmp",
+            "--setenv",
+            MARKER_ENV,
+            self.name,
+            "--seccomp",
+            str(fd),
+            "--",
+            *argv,
+        ]
+        return LaunchPlan(args, dict(env), pass_fds=(fd,))
+
+
+_HELPER_BOOTSTRAP = (
+    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "from codingcode.sandbox.landlock_exec import main; main(sys.argv)"
+)
+
+
+@dataclass
+class LandlockBackend:
+    policy: SandboxPolicy
+    masks: MaskFiles
+    name: str = "landlock"
+
+    def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan:
+        policy = self.policy
+        writable = [str(self.masks.tmp), *map(str, policy.writable_roots)]
+        if policy.mode is SandboxMode.WORKSPACE_WRITE:
+            writable.insert(0, str(policy.project))
+        spec = {
+            "masked": [str(p) for p in secret_paths(policy, env)],
+            "writable": writable,
+            "network": policy.network is Network.ALLOW,
+        }
+        package_parent = str(Path(__file__).resolve().parents[2])
+        helper = [sys.executable, "-I", "-c", _HELPER_BOOTSTRAP, package_parent]
+        env = {**env, "TMPDIR": str(self.masks.tmp), MARKER_ENV: self.name}
+        return LaunchPlan([*helper, json.dumps(spec), "--", *argv], env)
+
+
+@dataclass
+class NoneBackend:
+    """No containment; ``reason`` names the settings entry that asked for it."""
+
+    reason: str
+    name: str = "none"
+
+    def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan:
+        notice = f"[sandbox: NONE — this command ran without any containment ({self.reason})]"
+        return LaunchPlan(list(argv), dict(env), notice=notice)

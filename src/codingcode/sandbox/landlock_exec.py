@@ -1,0 +1,196 @@
+"""The re-exec'd helper that confines one command with Landlock and seccomp, then execs it.
+
+Run as ``python -I -m codingcode.sandbox.landlock_exec SPEC_JSON -- COMMAND...``. It is a
+fresh, single-threaded process, so nothing of the agent (threads, locks, open files) can
+interfere with the restriction — unlike ``preexec_fn`` in a threaded host.
+
+Steps:
+1. new namespaces where the kernel lets us make them: a PID namespace (when its first
+   process dies the kernel kills every process left in it, also daemons that changed
+   their session) and, without network, a network namespace (no TCP/UDP to the host,
+   the host's abstract unix sockets out of reach); unprivileged users get them inside a
+   new user namespace;
+2. a small init (PID 1 of that namespace) that dies with this helper
+   (``PR_SET_PDEATHSIG``) and reaps orphans;
+3. in the command's process: no_new_privs, every capability dropped, a Landlock domain
+   (read everything but the masked paths, write only the writable roots, no TCP without
+   network, no signals or abstract sockets out of the domain), the seccomp filter of
+   :mod:`codingcode.sandbox.seccomp`; then exec.
+
+Any failure in step 3 refuses the command (exit 126): the sandbox never runs a command
+less confined than it was asked to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from codingcode.sandbox import kernel, seccomp
+
+EXIT_CANNOT_CONFINE = 126
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+
+
+def read_rules(root: str, access: int, masked: set[str]) -> list[tuple[Path, int]]:
+    """Grant ``access`` on ``root`` except the masked paths beneath it.
+
+    Landlock only adds rights, so "everything but X" is spelt out: every directory on the
+    way to a masked path gets only the right to list it, and each of its other entries gets
+    ``access`` in full. Symlinks get nothing: Landlock checks the resolved file, so a link
+    is exactly as readable as its target's own place.
+    """
+    rules: list[tuple[Path, int]] = []
+
+    def visit(path: str) -> None:
+        if path in masked:
+            return
+        prefix = path.rstrip("/") + "/"
+        if not any(m.startswith(prefix) for m in masked):
+            rules.append((Path(path), access))
+            return
+        rules.append((Path(path), kernel.FS_READ_DIR))
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            return
+        for entry in entries:
+            if not entry.is_symlink():
+                visit(entry.path)
+
+    visit(root)
+    return rules
+
+
+def landlock_rules(spec: dict[str, Any], abi: int) -> list[tuple[Path, int]]:
+    masked = {os.path.realpath(p) for p in spec["masked"] if os.path.lexists(p)}
+    write_access = kernel.fs_access_for_abi(abi)
+    rules = read_rules("/", kernel.FS_READ, masked)
+    for root in spec["writable"]:
+        rules += read_rules(os.path.realpath(root), write_access, masked)
+    rules += [(Path(d), kernel.FS_READ_FILE | kernel.FS_WRITE_FILE) for d in _DEVICES]
+    return rules
+
+
+def confine(spec: dict[str, Any], *, private_netns: bool) -> None:
+    abi = kernel.landlock_abi()
+    if abi < 1:
+        raise OSError("Landlock is not available in this kernel")
+    network = bool(spec["network"])
+    kernel.set_no_new_privs()
+    kernel.drop_all_capabilities()
+    scoped = kernel.SCOPE_SIGNAL | (0 if network else kernel.SCOPE_ABSTRACT_UNIX_SOCKET)
+    kernel.landlock_restrict(
+        abi=abi, rules=landlock_rules(spec, abi), handle_tcp=not network, scoped=scoped
+    )
+    families = seccomp.socket_families(network=network, private_netns=private_netns)
+    kernel.install_seccomp(seccomp.build_filter(families))
+
+
+def enter_namespaces(network: bool) -> tuple[bool, bool]:
+    """Try to unshare PID (and, without network, net) namespaces; report what worked."""
+    uid, gid = os.getuid(), os.getgid()
+    flags = kernel.CLONE_NEWPID | (0 if network else kernel.CLONE_NEWNET)
+    if os.geteuid() != 0:
+        flags |= kernel.CLONE_NEWUSER
+    try:
+        kernel.unshare(flags)
+    except OSError:
+        return False, False
+    if flags & kernel.CLONE_NEWUSER:
+        Path("/proc/self/setgroups").write_text("deny")
+        Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+        Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+    return True, not network
+
+
+def bring_up_loopback() -> None:
+    """A new network namespace starts with ``lo`` down; commands expect 127.0.0.1."""
+    import fcntl
+    import socket
+    import struct
+
+    siocsifflags, iff_up_loopback_running = 0x8914, 0x1 | 0x8 | 0x40
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        fcntl.ioctl(
+            sock.fileno(), siocsifflags, struct.pack("16sH22x", b"lo", iff_up_loopback_running)
+        )
+
+
+def exit_code(status: int) -> int:
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else 128 - code
+
+
+def run_init(spec: dict[str, Any], command: list[str], alive_fd: int, netns: bool) -> None:
+    """PID 1 of the namespace: start the command, reap orphans, end with the command.
+
+    ``alive_fd`` is the read end of a pipe whose write end only the helper holds: if it
+    already reads EOF, the helper died before the death signal was armed.
+    """
+    kernel.set_parent_death_signal(signal.SIGKILL)
+    os.set_blocking(alive_fd, False)
+    try:
+        helper_gone = os.read(alive_fd, 1) == b""
+    except BlockingIOError:
+        helper_gone = False
+    os.close(alive_fd)
+    if helper_gone:
+        os._exit(EXIT_CANNOT_CONFINE)
+    if netns:
+        try:
+            bring_up_loopback()
+        except OSError as exc:
+            _refuse(f"cannot bring up loopback: {exc}")
+    child = os.fork()
+    if child == 0:
+        confine_and_exec(spec, command, private_netns=netns)
+    while True:
+        pid, status = os.wait()
+        if pid == child:
+            os._exit(exit_code(status))
+
+
+def confine_and_exec(spec: dict[str, Any], command: list[str], *, private_netns: bool) -> None:
+    try:
+        confine(spec, private_netns=private_netns)
+    except (OSError, seccomp.UnsupportedArchitecture) as exc:
+        _refuse(str(exc))
+    try:
+        os.execvp(command[0], command)
+    except OSError as exc:
+        sys.stderr.write(f"{command[0]}: {exc.strerror}\n")
+        os._exit(127)
+
+
+def _refuse(reason: str) -> None:
+    sys.stderr.write(f"codingcode sandbox: cannot confine the command ({reason}); not run.\n")
+    sys.stderr.flush()
+    os._exit(EXIT_CANNOT_CONFINE)
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) < 4 or argv[2] != "--":
+        sys.stderr.write("usage: python -m codingcode.sandbox.landlock_exec SPEC -- CMD...\n")
+        os._exit(2)
+    spec = json.loads(argv[1])
+    command = argv[3:]
+    pidns, netns = enter_namespaces(bool(spec["network"]))
+    if not pidns:
+        confine_and_exec(spec, command, private_netns=False)
+    alive_read, alive_write = os.pipe()
+    init = os.fork()
+    if init == 0:
+        os.close(alive_write)
+        run_init(spec, command, alive_read, netns)
+    os.close(alive_read)
+    _, status = os.waitpid(init, 0)
+    os._exit(exit_code(status))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

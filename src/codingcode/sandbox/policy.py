@@ -1,0 +1,247 @@
+"""The sandbox policy: what the ``sandbox`` settings say, where each part came from.
+
+Each settings file keeps its scope (user / project / local), and each entry of its
+``sandbox`` section is kept with that origin (:class:`SandboxEntry`). The policy in effect
+is built from a list of entries (:func:`policy_from_entries`), so a caller that must ignore
+some of them (workspace trust ignores a not-yet-trusted project's *widening* entries) can
+drop them first: :func:`widening_entries` says which entries widen the sandbox and why.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from codingcode.config import Scope, Settings, SettingsError, SettingsFile, load_settings
+
+SETTINGS_KEY = "sandbox"
+
+
+class SandboxMode(StrEnum):
+    WORKSPACE_WRITE = "workspace-write"
+    READ_ONLY = "read-only"
+    OFF = "off"
+
+
+class BackendChoice(StrEnum):
+    AUTO = "auto"
+    BUBBLEWRAP = "bubblewrap"
+    LANDLOCK = "landlock"
+    NONE = "none"
+
+
+class Network(StrEnum):
+    NONE = "none"
+    ALLOW = "allow"
+
+
+class SandboxSettings(BaseModel):
+    """One file's ``sandbox`` section, exactly as written (absent keys stay ``None``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["workspace-write", "read-only", "off"] | None = None
+    backend: Literal["auto", "bubblewrap", "landlock", "none"] | None = None
+    writable_roots: list[str] = Field(default_factory=list)
+    network: Literal["none", "allow"] | None = None
+    masked_paths: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SandboxEntry:
+    """One value of one settings file: ``field`` is a key of the sandbox section."""
+
+    field: str
+    value: str
+    scope: Scope
+    path: Path
+    #: Whether the file's grants may apply (see ``SettingsFile.trusted``).
+    trusted: bool = True
+
+    def describe(self) -> str:
+        return f"sandbox.{self.field} = {self.value!r} ({self.scope.value} settings {self.path})"
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """The policy in effect for one project (defaults: workspace-write, auto, no network)."""
+
+    project: Path
+    mode: SandboxMode = SandboxMode.WORKSPACE_WRITE
+    backend: BackendChoice = BackendChoice.AUTO
+    network: Network = Network.NONE
+    writable_roots: tuple[Path, ...] = ()
+    masked_paths: tuple[Path, ...] = ()
+    #: The entries this policy was built from (for messages and `sandbox status`).
+    entries: tuple[SandboxEntry, ...] = field(default=(), compare=False)
+
+    @property
+    def contained(self) -> bool:
+        """False when the user switched containment off (mode off or backend none)."""
+        return self.mode is not SandboxMode.OFF and self.backend is not BackendChoice.NONE
+
+
+def parse_file(file: SettingsFile) -> list[SandboxEntry]:
+    """Validate one file's ``sandbox`` section; a bad entry names the file and the field."""
+    raw = file.section(SETTINGS_KEY)
+    if raw is None:
+        return []
+    if not isinstance(raw, dict):
+        raise SettingsError(
+            f"Settings file {file.path}: `sandbox` must be an object such as "
+            f'{{"mode": "workspace-write"}}, not {type(raw).__name__}.'
+        )
+    try:
+        parsed = SandboxSettings.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(_describe_error(e) for e in exc.errors())
+        raise SettingsError(f"Settings file {file.path}: {problems}.") from None
+    entries = []
+    for name in ("mode", "backend", "network"):
+        value = getattr(parsed, name)
+        if value is not None:
+            entries.append(SandboxEntry(name, value, file.scope, file.path, file.trusted))
+    for name in ("writable_roots", "masked_paths"):
+        for value in getattr(parsed, name):
+            if not value.strip():
+                raise SettingsError(
+                    f"Settings file {file.path}: sandbox.{name} holds an empty path."
+                )
+            entries.append(SandboxEntry(name, value, file.scope, file.path, file.trusted))
+    return entries
+
+
+def _describe_error(error: Any) -> str:
+    where = "sandbox." + ".".join(str(p) for p in error["loc"])
+    allowed = {
+        "mode": "workspace-write, read-only or off",
+        "backend": "auto, bubblewrap, landlock or none",
+        "network": "none or allow",
+    }
+    name = str(error["loc"][0]) if error["loc"] else ""
+    if error["type"] == "extra_forbidden":
+        return f"unknown key {where} (known: mode, backend, writable_roots, network, masked_paths)"
+    if name in allowed:
+        return f"{where} must be one of {allowed[name]}, got {error.get('input')!r}"
+    return f"{where}: {error['msg']}"
+
+
+def sandbox_entries(settings: Settings) -> list[SandboxEntry]:
+    """Every sandbox entry of every settings file, in file order (user, project, local)."""
+    entries: list[SandboxEntry] = []
+    for file in settings.files:
+        entries.extend(parse_file(file))
+    return entries
+
+
+def resolve_setting_path(value: str, project: Path) -> Path:
+    """``~`` expanded, relative to the project, symlinks resolved (what a mount needs)."""
+    path = Path(os.path.expanduser(value))
+    if not path.is_absolute():
+        path = project / path
+    return Path(os.path.realpath(path))
+
+
+def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPolicy:
+    """Later entries override earlier ones for scalars; path lists are joined."""
+    project = Path(os.path.realpath(project))
+    values: dict[str, str] = {}
+    roots: list[Path] = []
+    masks: list[Path] = []
+    for entry in entries:
+        if entry.field == "writable_roots":
+            roots.append(resolve_setting_path(entry.value, project))
+        elif entry.field == "masked_paths":
+            masks.append(resolve_setting_path(entry.value, project))
+        else:
+            values[entry.field] = entry.value
+    return SandboxPolicy(
+        project=project,
+        mode=SandboxMode(values.get("mode", SandboxMode.WORKSPACE_WRITE)),
+        backend=BackendChoice(values.get("backend", BackendChoice.AUTO)),
+        network=Network(values.get("network", Network.NONE)),
+        writable_roots=tuple(dict.fromkeys(roots)),
+        masked_paths=tuple(dict.fromkeys(masks)),
+        entries=tuple(entries),
+    )
+
+
+def load_policy(project: Path, settings: Settings | None = None) -> SandboxPolicy:
+    """The policy of ``project``: every entry, except what an untrusted file would widen."""
+    return load_policy_with_ignored(project, settings)[0]
+
+
+def load_policy_with_ignored(
+    project: Path, settings: Settings | None = None
+) -> tuple[SandboxPolicy, list[Widening]]:
+    """The policy in effect, and the widening entries of untrusted files that were ignored."""
+    settings = settings if settings is not None else load_settings(project)
+    kept, ignored = split_untrusted_widening(sandbox_entries(settings))
+    return policy_from_entries(project, kept), ignored
+
+
+# How much each value opens up; a later entry with a higher rank than what is in effect
+# before it widens the sandbox. Backends rank by the guarantees they give.
+_MODE_RANK = {"read-only": 0, "workspace-write": 1, "off": 2}
+_NETWORK_RANK = {"none": 0, "allow": 1}
+_BACKEND_RANK = {"auto": 0, "bubblewrap": 0, "landlock": 1, "none": 2}
+_RANKS = {"mode": _MODE_RANK, "network": _NETWORK_RANK, "backend": _BACKEND_RANK}
+_DEFAULTS = {"mode": "workspace-write", "network": "none", "backend": "auto"}
+
+
+@dataclass(frozen=True)
+class Widening:
+    entry: SandboxEntry
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.entry.describe()}: {self.reason}"
+
+
+def widening_entries(entries: list[SandboxEntry]) -> list[Widening]:
+    """The entries that make the sandbox weaker than what was in effect before them.
+
+    Every writable root widens (more places to write); ``mode``, ``network`` and
+    ``backend`` widen when they rank above the value in effect at that point (the default,
+    or an earlier file's value). Masked paths only restrict and never appear here.
+    """
+    return _walk(entries, drop_untrusted=False)[1]
+
+
+def split_untrusted_widening(
+    entries: list[SandboxEntry],
+) -> tuple[list[SandboxEntry], list[Widening]]:
+    """Drop the widening entries of untrusted files (restricting ones always apply).
+
+    Widening is judged against what is in effect once earlier ignored entries are gone,
+    so a trusted file's later value is compared with the right baseline.
+    """
+    return _walk(entries, drop_untrusted=True)
+
+
+def _walk(
+    entries: list[SandboxEntry], *, drop_untrusted: bool
+) -> tuple[list[SandboxEntry], list[Widening]]:
+    current = dict(_DEFAULTS)
+    kept: list[SandboxEntry] = []
+    widening: list[Widening] = []
+    for entry in entries:
+        found: Widening | None = None
+        ranks = _RANKS.get(entry.field)
+        if entry.field == "writable_roots":
+            found = Widening(entry, "adds a writable root outside the project")
+        elif ranks is not None and ranks[entry.value] > ranks[current[entry.field]]:
+            found = Widening(entry, f"weakens sandbox.{entry.field} from {current[entry.field]!r}")
+        if found is not None:
+            widening.append(found)
+            if drop_untrusted and not entry.trusted:
+                continue
+        if ranks is not None:
+            current[entry.field] = entry.value
+        kept.append(entry)
+    return kept, widening if not drop_untrusted else [w for w in widening if not w.entry.trusted]

@@ -1,0 +1,182 @@
+"""SandboxService: the policy of a project, the backend that enforces it, and the launcher.
+
+The service is a :class:`codingcode.process.Launcher`: ``plan()`` rewrites each command to
+run under the chosen backend. Choosing never silently weakens the policy: ``auto`` takes
+bubblewrap when it works here, otherwise Landlock; when neither is available the command
+is refused (fail closed) with how to install bubblewrap or opt out. Only the user's own
+``backend: none`` or ``mode: off`` runs commands uncontained, and then each says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from codingcode.config import Settings
+from codingcode.process import LaunchPlan
+from codingcode.sandbox.backends import (
+    BubblewrapBackend,
+    LandlockBackend,
+    MaskFiles,
+    NoneBackend,
+    SandboxError,
+)
+from codingcode.sandbox.policy import BackendChoice, SandboxMode, SandboxPolicy, load_policy
+
+#: Path of the ``bwrap`` binary to use (default: found on PATH).
+BWRAP_ENV = "CODINGCODE_BWRAP"
+
+INSTALL_HINT = (
+    "Install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`, Fedora: `dnf install "
+    'bubblewrap`), or, to run commands without containment, set `"sandbox": {"backend": '
+    '"none"}` in your user settings.'
+)
+
+
+class Backend(Protocol):
+    name: str
+
+    def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan: ...
+
+
+def find_bwrap() -> str | None:
+    override = os.environ.get(BWRAP_ENV)
+    if override:
+        return override if os.access(override, os.X_OK) else None
+    return shutil.which("bwrap")
+
+
+@functools.lru_cache(maxsize=8)
+def bubblewrap_problem(bwrap: str) -> str | None:
+    """Why ``bwrap`` cannot build our sandbox here (``None``: it can). Tried once per process."""
+    try:
+        proc = subprocess.run(
+            [
+                bwrap,
+                "--unshare-user",
+                "--unshare-pid",
+                "--unshare-net",
+                "--disable-userns",
+                "--die-with-parent",
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--proc",
+                "/proc",
+                "--",
+                "true",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap did not run: {exc}"
+    if proc.returncode != 0:
+        return proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "bwrap failed"
+    return None
+
+
+def landlock_problem() -> str | None:
+    from codingcode.sandbox import kernel, seccomp
+
+    try:
+        seccomp.native_arch()
+    except seccomp.UnsupportedArchitecture as exc:
+        return str(exc)
+    if kernel.landlock_abi() < 1:
+        return "Landlock is not available in this kernel (Linux 5.13+, enabled at boot)"
+    return None
+
+
+@dataclass
+class SandboxService:
+    """The sandbox of one project. Use :meth:`for_project` to build it from settings."""
+
+    policy: SandboxPolicy
+    bwrap: str | None = None
+    #: ``None`` asks the kernel; tests pass a value to pretend another machine.
+    landlock_unavailable: str | None = None
+    _backend: Backend | None = field(default=None, init=False, repr=False)
+    _masks: MaskFiles | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def for_project(cls, project: Path, settings: Settings | None = None) -> SandboxService:
+        return cls(load_policy(project, settings), bwrap=find_bwrap())
+
+    @classmethod
+    def from_policy(cls, policy: SandboxPolicy) -> SandboxService:
+        return cls(policy, bwrap=find_bwrap())
+
+    # -- the Launcher protocol ---------------------------------------------------------
+    def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan:
+        return self.backend().plan(argv, cwd=cwd, env=env)
+
+    # -- backend choice ----------------------------------------------------------------
+    def backend(self) -> Backend:
+        """The backend in use (chosen on first use); raises :class:`SandboxError` if none."""
+        if self._backend is None:
+            self._backend = self._choose()
+        return self._backend
+
+    @property
+    def masks(self) -> MaskFiles:
+        if self._masks is None:
+            self._masks = MaskFiles()
+        return self._masks
+
+    def close(self) -> None:
+        if self._masks is not None:
+            self._masks.cleanup()
+
+    def _choose(self) -> Backend:
+        policy = self.policy
+        if policy.mode is SandboxMode.OFF:
+            return NoneBackend(f"sandbox.mode = 'off' {self._origin('mode')}")
+        if policy.backend is BackendChoice.NONE:
+            return NoneBackend(f"sandbox.backend = 'none' {self._origin('backend')}")
+        bwrap_problem = self._bwrap_problem()
+        if policy.backend in (BackendChoice.AUTO, BackendChoice.BUBBLEWRAP) and not bwrap_problem:
+            assert self.bwrap is not None
+            return BubblewrapBackend(policy, self.bwrap, self.masks)
+        if policy.backend is BackendChoice.BUBBLEWRAP:
+            raise SandboxError(
+                f"Command not run: sandbox.backend is 'bubblewrap' but {bwrap_problem}. "
+                + INSTALL_HINT
+            )
+        ll_problem = self._landlock_problem()
+        if not ll_problem:
+            return LandlockBackend(policy, self.masks)
+        if policy.backend is BackendChoice.LANDLOCK:
+            raise SandboxError(
+                f"Command not run: sandbox.backend is 'landlock' but {ll_problem}. " + INSTALL_HINT
+            )
+        raise SandboxError(
+            f"Command not run: no sandbox is available here ({bwrap_problem}; {ll_problem}). "
+            + INSTALL_HINT
+        )
+
+    def _bwrap_problem(self) -> str | None:
+        if self.bwrap is None:
+            return "bubblewrap (`bwrap`) is not installed"
+        return bubblewrap_problem(self.bwrap)
+
+    def _landlock_problem(self) -> str | None:
+        if self.landlock_unavailable is not None:
+            return self.landlock_unavailable
+        return landlock_problem()
+
+    def _origin(self, name: str) -> str:
+        for entry in reversed(self.policy.entries):
+            if entry.field == name:
+                return f"in {entry.scope.value} settings {entry.path}"
+        return ""
