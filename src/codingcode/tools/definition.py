@@ -7,11 +7,14 @@ import os.path
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, create_model
 
 from codingcode.cancel import CancelSignal
+
+if TYPE_CHECKING:
+    from codingcode.process import Launcher
 
 
 @dataclass
@@ -32,7 +35,7 @@ class ToolExecCtx:
     state: SessionState = field(default_factory=SessionState)
     #: How commands are started. ``None`` means the default launcher (see
     #: ``codingcode.process``); the sandbox installs its own here.
-    launcher: Any = None
+    launcher: Launcher | None = None
 
     def __post_init__(self) -> None:
         self.project_path = Path(self.project_path).resolve()
