@@ -1,0 +1,90 @@
+"""Which model a session talks to: ``PROVIDER:MODEL`` from the flag, the environment or settings.
+
+Precedence: ``--model`` > ``$CODINGCODE_MODEL`` > the ``model`` key of the merged settings
+(user, then project, then local). The settings value keeps the file it came from so an
+error can name it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from codingcode.config import Scope, SettingsError, load_settings
+from codingcode.errors import AgentError, ErrorKind
+
+MODEL_ENV = "CODINGCODE_MODEL"
+PROVIDERS = ("openai", "anthropic")
+
+
+class ModelError(AgentError):
+    """The model cannot be used: not configured, unreachable, refused the request, ..."""
+
+    kind = ErrorKind.TOOL_FAILURE
+
+
+class ModelNotConfiguredError(ModelError):
+    kind = ErrorKind.INVALID_ARGUMENTS
+
+
+HOW_TO_CONFIGURE = (
+    "Choose one with --model PROVIDER:MODEL (e.g. --model openai:gpt-4.1 or "
+    "--model anthropic:claude-sonnet-4-5), the environment variable CODINGCODE_MODEL, or "
+    '"model": "openai:gpt-4.1" in .codingcode/settings.json or your user settings. '
+    "openai: works with any OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY); "
+    "anthropic: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if needed). "
+    "`codingcode tool` and `codingcode mcp` need no model."
+)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    provider: str
+    model: str
+    #: Where the choice came from: "--model", "CODINGCODE_MODEL", a settings file path, or
+    #: a sub-agent profile.
+    source: str = "--model"
+    scope: Scope | None = None
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+
+def parse_model(text: str, *, source: str, scope: Scope | None = None) -> ModelSpec:
+    provider, sep, model = text.strip().partition(":")
+    provider = provider.strip().lower()
+    model = model.strip()
+    if not sep or not provider or not model:
+        raise ModelNotConfiguredError(
+            f"Model {text!r} (from {source}) must be written PROVIDER:MODEL, e.g. "
+            "openai:gpt-4.1 or anthropic:claude-sonnet-4-5."
+        )
+    if provider not in PROVIDERS:
+        raise ModelNotConfiguredError(
+            f"Unknown model provider {provider!r} (from {source}); choose one of: "
+            f"{', '.join(PROVIDERS)} (openai covers every OpenAI-compatible endpoint: set "
+            "OPENAI_BASE_URL for Ollama, vLLM, llama.cpp, OpenRouter, ...)."
+        )
+    return ModelSpec(provider, model, source, scope)
+
+
+def resolve_model(project: Path, flag: str | None = None) -> ModelSpec:
+    if flag:
+        return parse_model(flag, source="--model")
+    env = os.environ.get(MODEL_ENV, "").strip()
+    if env:
+        return parse_model(env, source=MODEL_ENV)
+    settings = load_settings(project)
+    chosen: tuple[str, Path, Scope] | None = None
+    for f, value in settings.sources("model"):
+        if not isinstance(value, str):
+            raise SettingsError(
+                f"Settings file {f.path}: `model` must be a string PROVIDER:MODEL, "
+                f"not {type(value).__name__}."
+            )
+        chosen = (value, f.path, f.scope)
+    if chosen is None:
+        raise ModelNotConfiguredError("No model is configured. " + HOW_TO_CONFIGURE)
+    value, path, scope = chosen
+    return parse_model(value, source=str(path), scope=scope)

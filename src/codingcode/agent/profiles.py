@@ -1,0 +1,177 @@
+"""Sub-agent profiles: the built-in ones and ``.codingcode/agents/NAME.md`` files (SPEC T11).
+
+A profile file is Markdown with YAML front matter::
+
+    ---
+    name: reviewer
+    description: Reviews a change for bugs and missing tests.
+    tools: [read_file, search_code, search_files]   # names or globs; omit for every tool
+    model: anthropic:claude-sonnet-4-5               # omit (or "inherit") for the parent's
+    ---
+    You are a careful reviewer. ...
+
+Profiles come from three places, later ones replacing earlier ones of the same name: the
+built-ins, the user's ``<config dir>/agents/`` and the project's ``.codingcode/agents/``.
+Each keeps its scope and file, because a project's profile is a file someone else may
+have written: the trust logic decides whether its tool grants apply.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from codingcode.config import Scope, SettingsError, user_config_dir
+from codingcode.tools.resolver import AgentProfile
+
+#: What an explorer may do: look, never change.
+READ_ONLY_TOOLS = (
+    "read_file",
+    "search_code",
+    "search_files",
+    "fetch_url",
+    "web_search",
+    "tool_search",
+)
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """A sub-agent kind: what it is for, what it may use, how it is told to behave."""
+
+    name: str
+    description: str
+    system_prompt: str
+    #: Tool names or globs the agent may use; None means every tool of the session.
+    tools: tuple[str, ...] | None = None
+    #: ``PROVIDER:MODEL``, or None to use the parent's model.
+    model: str | None = None
+    #: None for a built-in profile.
+    scope: Scope | None = None
+    path: Path | None = None
+
+    def profile(self) -> AgentProfile:
+        return AgentProfile(
+            name=self.name, tools=self.tools, description=self.description, model=self.model
+        )
+
+    @property
+    def origin(self) -> str:
+        return "built-in" if self.path is None else f"{self.scope} profile {self.path}"
+
+
+BUILTIN_AGENTS = (
+    AgentSpec(
+        name="general",
+        description="A general-purpose agent for multi-step tasks: research, edits, commands.",
+        system_prompt=(
+            "You are a sub-agent handling one delegated task. Work autonomously with your "
+            "tools, then answer with a concise report of what you found or did; that report "
+            "is all the delegating agent will see."
+        ),
+    ),
+    AgentSpec(
+        name="explore",
+        description="A read-only explorer: finds files, reads code, answers questions about it.",
+        system_prompt=(
+            "You are a read-only exploration sub-agent. Search and read the code to answer the "
+            "question you were given; you cannot change anything. Answer with the facts found, "
+            "citing file paths and line numbers."
+        ),
+        tools=READ_ONLY_TOOLS,
+    ),
+)
+
+
+class _FrontMatter(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    name: str | None = None
+    description: str = Field(default="")
+    tools: list[str] | None = None
+    model: str | None = None
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        # Claude Code's files write `tools: Read, Grep`; accept the comma form too.
+        if isinstance(value, str):
+            return [t.strip() for t in value.split(",") if t.strip()]
+        return value
+
+
+def parse_profile(path: Path, scope: Scope) -> AgentSpec:
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"Cannot read agent profile {path}: {exc}.") from None
+    meta: Any = {}
+    body = text
+    if text.startswith("---"):
+        parts = re.split(r"^---[ \t]*$", text, maxsplit=2, flags=re.MULTILINE)
+        if len(parts) < 3:
+            raise SettingsError(
+                f"Agent profile {path}: the YAML front matter starting with --- is not closed "
+                "by a --- line."
+            )
+        try:
+            meta = yaml.safe_load(parts[1]) or {}
+        except yaml.YAMLError as exc:
+            raise SettingsError(f"Agent profile {path}: invalid YAML front matter: {exc}") from None
+        body = parts[2]
+    if not isinstance(meta, dict):
+        raise SettingsError(f"Agent profile {path}: the front matter must be a YAML mapping.")
+    try:
+        fm = _FrontMatter.model_validate(meta)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"`{'.'.join(str(p) for p in e['loc'])}`: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+        raise SettingsError(f"Agent profile {path}: {problems}.") from None
+    name = (fm.name or path.stem).strip()
+    if not _NAME.match(name):
+        raise SettingsError(
+            f"Agent profile {path}: `name` {name!r} must be letters, digits, '-', '_' or '.'."
+        )
+    model = fm.model.strip() if fm.model else None
+    if model in ("", "inherit"):
+        model = None
+    prompt = body.strip()
+    if not prompt:
+        raise SettingsError(f"Agent profile {path}: the body (the system prompt) is empty.")
+    return AgentSpec(
+        name=name,
+        description=fm.description.strip() or f"The {name} agent.",
+        system_prompt=prompt,
+        tools=tuple(fm.tools) if fm.tools is not None else None,
+        model=model,
+        scope=scope,
+        path=path,
+    )
+
+
+def profile_dirs(project: Path) -> list[tuple[Scope, Path]]:
+    return [
+        (Scope.USER, user_config_dir() / "agents"),
+        (Scope.PROJECT, project / ".codingcode" / "agents"),
+    ]
+
+
+def load_agents(project: Path) -> dict[str, AgentSpec]:
+    """Every profile by name: built-ins, then the user's, then the project's."""
+    agents = {a.name: a for a in BUILTIN_AGENTS}
+    for scope, directory in profile_dirs(project):
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob("*.md")):
+            spec = parse_profile(path, scope)
+            agents[spec.name] = spec
+    return agents

@@ -1,0 +1,133 @@
+"""Any OpenAI-compatible Chat Completions endpoint, through the ``openai`` SDK.
+
+The SDK reads ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` itself, so OpenAI, Ollama, vLLM,
+llama.cpp's server, OpenRouter and friends all work by setting those two variables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from codingcode.agent.model import ModelError
+from codingcode.agent.providers.base import error_message, parse_arguments
+from codingcode.agent.transcript import Message, StreamEvent, TextDelta, TurnComplete, Usage
+from codingcode.tools.definition import ToolDefinition
+from codingcode.tools.service import ToolService
+
+
+def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    for m in messages:
+        if m.role == "user":
+            out.append({"role": "user", "content": m.text})
+        elif m.role == "assistant":
+            entry: dict[str, Any] = {"role": "assistant", "content": m.text or None}
+            if m.tool_calls:
+                entry["tool_calls"] = [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {
+                            "name": c.name,
+                            "arguments": c.raw_arguments
+                            if c.arguments is None
+                            else json.dumps(c.arguments),
+                        },
+                    }
+                    for c in m.tool_calls
+                ]
+            out.append(entry)
+        else:
+            for r in m.results:
+                out.append({"role": "tool", "tool_call_id": r.call_id, "content": r.content})
+    return out
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class OpenAIChatProvider:
+    name = "openai"
+
+    def __init__(self, model: str) -> None:
+        import openai
+
+        self.model = model
+        if not os.environ.get("OPENAI_API_KEY"):
+            raise ModelError(
+                "OPENAI_API_KEY is not set. Set it to your key (for a local server that needs "
+                "none, such as Ollama or llama.cpp, any value works: OPENAI_API_KEY=none), and "
+                "OPENAI_BASE_URL to the endpoint if it is not api.openai.com."
+            )
+        self._client = openai.AsyncOpenAI()
+        self._errors = openai
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def stream(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AsyncIterator[StreamEvent]:
+        openai = self._errors
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_openai_messages(system, messages),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if tools:
+            kwargs["tools"] = [ToolService.openai_schema(t) for t in tools]
+        text: list[str] = []
+        calls: dict[int, _PartialCall] = {}
+        finish = ""
+        usage = Usage()
+        try:
+            stream = await self._client.chat.completions.create(**kwargs)
+            async with stream:
+                async for chunk in stream:
+                    if chunk.usage is not None:
+                        usage = Usage(
+                            chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
+                        )
+                    for choice in chunk.choices:
+                        delta = choice.delta
+                        if delta.content:
+                            text.append(delta.content)
+                            yield TextDelta(delta.content)
+                        for tc in delta.tool_calls or []:
+                            partial = calls.setdefault(tc.index, _PartialCall())
+                            if tc.id:
+                                partial.id = tc.id
+                            if tc.function is not None:
+                                if tc.function.name:
+                                    partial.name += tc.function.name
+                                if tc.function.arguments:
+                                    partial.arguments.append(tc.function.arguments)
+                        if choice.finish_reason:
+                            finish = choice.finish_reason
+        except openai.APIStatusError as exc:
+            raise ModelError(
+                f"The model endpoint refused the request (HTTP {exc.status_code}): "
+                f"{error_message(exc)}"
+            ) from None
+        except openai.APIConnectionError as exc:
+            raise ModelError(
+                f"Cannot reach the model endpoint {self._client.base_url}: {exc}. Check "
+                "OPENAI_BASE_URL and that the server is running."
+            ) from None
+        except openai.OpenAIError as exc:
+            raise ModelError(f"The model request failed: {exc}") from None
+        tool_calls = [
+            parse_arguments(p.id or f"call_{i}", p.name, "".join(p.arguments))
+            for i, p in sorted(calls.items())
+        ]
+        message = Message("assistant", "".join(text), tool_calls)
+        yield TurnComplete(message, finish, usage)

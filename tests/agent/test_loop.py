@@ -1,0 +1,261 @@
+"""The agent loop against the fake model server, over both real protocols."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from codingcode.agent import open_session, parse_model
+from codingcode.agent.session import AgentSession
+from codingcode.agent.transcript import (
+    AgentEvent,
+    AgentTextDelta,
+    TodosChanged,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from codingcode.tools import ToolExecCtx, ToolService, tool
+from tests.agent.fake_model import FakeModelServer, Step, tool_names, tool_results
+
+pytestmark = pytest.mark.anyio
+
+
+def make_session(
+    project: Path,
+    model: str,
+    events: list[AgentEvent] | None = None,
+    service: ToolService | None = None,
+    mode: str = "default",
+    **kw: Any,
+) -> AgentSession:
+    sink = events.append if events is not None else (lambda e: None)
+    return open_session(
+        project,
+        model=parse_model(model, source="test"),
+        service=service,
+        sink=sink,
+        mode=mode,
+        session_id="main",
+        **kw,
+    )
+
+
+async def test_streamed_answer(project: Path, fake: FakeModelServer, model_env: str) -> None:
+    fake.script = [Step(text="Hello there, how can I help?")]
+    events: list[AgentEvent] = []
+    session = make_session(project, model_env, events)
+    outcome = await session.send("hi")
+    await session.aclose()
+    assert outcome.ok and outcome.text == "Hello there, how can I help?"
+    deltas = [e.text for e in events if isinstance(e, AgentTextDelta)]
+    assert len(deltas) >= 2 and "".join(deltas) == outcome.text  # it really streamed
+    body = fake.bodies()[0]
+    assert body["stream"] is True and body["model"] == "fake-model"
+    # The session's tools are offered: every core built-in plus dispatch_agent.
+    names = tool_names(body)
+    for expected in ("read_file", "edit_file", "execute_command", "fetch_url", "dispatch_agent"):
+        assert expected in names
+    headers = fake.requests[0].headers
+    key = fake.env(model_env.split(":")[0]).popitem()[1]
+    assert key in (
+        headers.get("x-api-key"),
+        headers.get("authorization", "").removeprefix("Bearer "),
+    )
+
+
+async def test_tool_call_result_goes_back(
+    project: Path, fake: FakeModelServer, model_env: str
+) -> None:
+    (project / "notes.txt").write_text("alpha\nbeta\n")
+    fake.script = [
+        Step(text="Reading.", tool_calls=[("read_file", {"path": "notes.txt"})]),
+        Step(text="The file says alpha and beta."),
+    ]
+    events: list[AgentEvent] = []
+    session = make_session(project, model_env, events)
+    outcome = await session.send("what is in notes.txt?")
+    assert outcome.ok and outcome.turns == 2
+    results = tool_results(fake.bodies()[1])
+    assert len(results) == 1
+    content, is_error = results[0]
+    assert "alpha" in content and "beta" in content and not is_error
+    started = [e for e in events if isinstance(e, ToolCallStarted)]
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert [e.call.name for e in started] == ["read_file"]
+    assert finished[0].result.content == content
+    # The assistant's call is in the history sent back (the protocol needs it).
+    assert len(fake.bodies()[1]["messages"]) > len(fake.bodies()[0]["messages"])
+
+
+async def test_errors_go_back_to_the_model(
+    project: Path, fake: FakeModelServer, model_env: str
+) -> None:
+    fake.script = [
+        Step(
+            tool_calls=[
+                ("read_file", {"path": "missing.txt"}),
+                ("no_such_tool", {}),
+                ("read_file", '{"path": '),  # invalid JSON
+                ("read_file", {"path": "x", "limit": 9999}),
+            ]
+        ),
+        Step(text="ok"),
+    ]
+    session = make_session(project, model_env)
+    outcome = await session.send("go")
+    assert outcome.ok
+    results = tool_results(fake.bodies()[1])
+    assert len(results) == 4
+    assert "File not found: missing.txt" in results[0][0]
+    assert "Unknown tool 'no_such_tool'" in results[1][0]
+    assert "not a JSON object" in results[2][0]
+    assert "limit" in results[3][0] and "500" in results[3][0]
+    if model_env.startswith("anthropic"):
+        assert all(is_error for _, is_error in results)
+
+
+async def test_parallel_calls_run_at_once(
+    project: Path, fake: FakeModelServer, model_env: str
+) -> None:
+    """Two calls in one response run concurrently: each waits for the other to start."""
+    started = {"a": anyio.Event(), "b": anyio.Event()}
+
+    @tool
+    async def rendezvous(me: str, other: str) -> str:
+        """Wait for another call to start."""
+        started[me].set()
+        with anyio.fail_after(5):
+            await started[other].wait()
+        return f"{me} met {other}"
+
+    service = ToolService.default()
+    service.register(rendezvous)
+    fake.script = [
+        Step(
+            tool_calls=[
+                ("rendezvous", {"me": "a", "other": "b"}),
+                ("rendezvous", {"me": "b", "other": "a"}),
+            ]
+        ),
+        Step(text="both met"),
+    ]
+    session = make_session(project, model_env, service=service, mode="bypass")
+    with anyio.fail_after(10):
+        outcome = await session.send("meet")
+    assert outcome.ok
+    assert [c for c, _ in tool_results(fake.bodies()[1])] == ["a met b", "b met a"]
+
+
+async def test_custom_tool_offered_without_further_step(
+    project: Path, fake: FakeModelServer, model_env: str
+) -> None:
+    """C1: registering with the ToolService is all it takes."""
+
+    @tool
+    async def word_count(path: str, ctx: ToolExecCtx) -> str:
+        """Count the words of a file."""
+        return str(len(ctx.resolve_path(path).read_text().split()))
+
+    (project / "a.txt").write_text("one two three")
+    service = ToolService.default()
+    service.register(word_count)
+    fake.script = [Step(tool_calls=[("word_count", {"path": "a.txt"})]), Step(text="3 words")]
+    session = make_session(project, model_env, service=service, mode="bypass")
+    outcome = await session.send("count")
+    assert outcome.ok
+    assert "word_count" in tool_names(fake.bodies()[0])
+    assert tool_results(fake.bodies()[1])[0][0] == "3"
+
+
+async def test_turn_limit(project: Path, fake: FakeModelServer, model_env: str) -> None:
+    (project / "f").write_text("x")
+    fake.script = [Step(tool_calls=[("read_file", {"path": "f"})]) for _ in range(3)]
+    session = make_session(project, model_env, max_turns=3)
+    outcome = await session.send("loop forever")
+    assert outcome.status == "turn_limit" and not outcome.ok
+    assert "Stopped after 3 model turns" in outcome.text
+    assert len(fake.requests) == 3
+
+
+async def test_cancel_a_running_call_keeps_the_session(
+    project: Path, fake: FakeModelServer, model_env: str
+) -> None:
+    fake.script = [
+        Step(
+            tool_calls=[
+                ("execute_command", {"command": "echo $$ > pid; exec sleep 60"}),
+                ("read_file", {"path": "nothing"}),
+            ]
+        ),
+        Step(text="second prompt answered"),
+    ]
+    events: list[AgentEvent] = []
+    session = make_session(project, model_env, events, mode="bypass")
+
+    def wait_for_pid_file() -> None:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if (project / "pid").exists() and (project / "pid").read_text().strip():
+                return
+            time.sleep(0.02)
+
+    async def cancel_when_running() -> None:
+        await anyio.to_thread.run_sync(wait_for_pid_file)
+        session.cancel()
+
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_when_running)
+            outcome = await session.send("run it")
+    assert outcome.status == "cancelled"
+    pid = int((project / "pid").read_text())
+    import os
+
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the command's process is gone
+    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    assert any(e.result.error_kind == "cancelled" for e in finished)
+    # The session goes on: the next prompt gets an answer, and the model saw the cancellation.
+    outcome = await session.send("next")
+    assert outcome.ok and outcome.text == "second prompt answered"
+    assert any("cancelled" in c.lower() for c, _ in tool_results(fake.bodies()[1]))
+
+
+async def test_cancel_while_streaming(project: Path, fake: FakeModelServer, model_env: str) -> None:
+    fake.script = [Step(text="thinking very hard", hang=True), Step(text="fine")]
+    session = make_session(project, model_env)
+
+    async def cancel_soon() -> None:
+        await anyio.to_thread.run_sync(fake.hanging.wait, 10)
+        session.cancel()
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_soon)
+            outcome = await session.send("long")
+    assert outcome.status == "cancelled"
+    assert (await session.send("again")).text == "fine"
+
+
+async def test_todo_list_events(project: Path, fake: FakeModelServer, model_env: str) -> None:
+    plan = [{"step": "read", "status": "completed"}, {"step": "edit", "status": "in_progress"}]
+    fake.script = [Step(tool_calls=[("todo_write", {"plan": plan})]), Step(text="planned")]
+    events: list[AgentEvent] = []
+    session = make_session(project, model_env, events)
+    await session.send("plan it")
+    todos = [e for e in events if isinstance(e, TodosChanged)]
+    assert todos and todos[-1].todos == plan
+    assert session.state.todos == plan
+
+
+async def test_model_error_is_clear(project: Path, fake: FakeModelServer, model_env: str) -> None:
+    from codingcode.agent.model import ModelError
+
+    fake.script = [Step(text="model overloaded", status=400)]
+    session = make_session(project, model_env)
+    with pytest.raises(ModelError, match=r"HTTP 400.*model overloaded"):
+        await session.send("hi")
