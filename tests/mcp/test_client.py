@@ -1,0 +1,231 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from codingcode.cancel import CancelSignal
+from codingcode.config import Scope
+from codingcode.errors import (
+    CancelledError,
+    InvalidArgumentsError,
+    ToolFailureError,
+    ToolTimeoutError,
+)
+from codingcode.mcp.client import McpManager, ServerState
+from codingcode.mcp.config import McpServerConfig, parse_server
+from codingcode.tools import ToolExecCtx, ToolService
+
+SERVERS = Path(__file__).parent / "servers"
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
+
+
+def _server(name: str, raw: dict, tmp: Path) -> McpServerConfig:
+    return parse_server(name, raw, scope=Scope.USER, source=tmp / "settings.json", env={})
+
+
+def _tiny(tmp: Path, **extra: object) -> McpServerConfig:
+    raw = {
+        "command": sys.executable,
+        "args": [str(SERVERS / "tiny_server.py")],
+        "env": {"TINY_MARKERS": str(tmp)},
+        **extra,
+    }
+    return _server("tiny", raw, tmp)
+
+
+async def test_import_list_call_structured_and_text(tmp_path: Path) -> None:
+    service = ToolService()
+    async with McpManager(
+        [_tiny(tmp_path, trusted=True)], project=tmp_path, service=service
+    ) as mcp:
+        conn = mcp.servers["tiny"]
+        assert conn.state is ServerState.READY
+        names = set(service.names())
+        assert {"tiny:add", "tiny:shout", "tiny:slow", "tiny:grow", "tiny:fail"} <= names
+        add = service.get("tiny:add")
+        assert not add.deferred  # 8 tools: under the threshold
+        assert add.annotations.read_only and not add.annotations.destructive  # trusted hints
+        assert add.input_schema()["required"] == ["a", "b"]
+        out = await service.call("tiny:add", {"a": 2, "b": 40}, ToolExecCtx(project_path=tmp_path))
+        assert '"total": 42' in out and out.count("42") == 1  # JSON text block not repeated
+        assert await service.call("tiny:shout", {"text": "hi"}) == "HI"
+
+
+async def test_untrusted_hints_are_ignored_and_deferral_override(tmp_path: Path) -> None:
+    service = ToolService()
+    async with McpManager([_tiny(tmp_path, deferred=True)], project=tmp_path, service=service):
+        add = service.get("tiny:add")
+        assert add.deferred
+        assert not add.annotations.read_only and add.annotations.destructive
+
+
+async def test_arguments_validated_against_the_server_schema(tmp_path: Path) -> None:
+    service = ToolService()
+    async with McpManager([_tiny(tmp_path)], project=tmp_path, service=service):
+        with pytest.raises(InvalidArgumentsError, match="'b' is a required property"):
+            await service.call("tiny:add", {"a": 1})
+        with pytest.raises(InvalidArgumentsError, match="is not of type 'integer'"):
+            await service.call("tiny:add", {"a": "x", "b": 1})
+
+
+async def test_is_error_and_images(tmp_path: Path) -> None:
+    service = ToolService()
+    async with McpManager([_tiny(tmp_path)], project=tmp_path, service=service):
+        with pytest.raises(ToolFailureError, match=r"tiny:fail failed: Error executing tool fail"):
+            await service.call("tiny:fail", {})
+        out = await service.call("tiny:picture", {})
+        assert "a red dot" in out and "[image: image/png, about" in out
+        assert "iVBOR" not in out
+
+
+async def test_pagination(tmp_path: Path) -> None:
+    service = ToolService()
+    cfg = _server(
+        "paged", {"command": sys.executable, "args": [str(SERVERS / "paged_server.py")]}, tmp_path
+    )
+    async with McpManager([cfg], project=tmp_path, service=service):
+        assert sorted(service.names()) == [f"paged:t{i}" for i in range(5)]
+        assert await service.call("paged:t4", {"x": 7}) == 't4 got {"x": 7}'
+
+
+async def test_list_changed_re_registers(tmp_path: Path) -> None:
+    service = ToolService()
+    async with McpManager([_tiny(tmp_path)], project=tmp_path, service=service):
+        assert "tiny:extra" not in service
+        await service.call("tiny:grow", {})
+        with anyio.fail_after(10):
+            while "tiny:extra" not in service:
+                await anyio.sleep(0.02)
+        assert await service.call("tiny:extra", {}) == "extra!"
+
+
+async def test_timeout_cancels_on_the_server(tmp_path: Path) -> None:
+    service = ToolService()
+    async with McpManager([_tiny(tmp_path, timeout_ms=300)], project=tmp_path, service=service):
+        with pytest.raises(ToolTimeoutError, match="did not answer within 0.3 s"):
+            await service.call("tiny:slow", {"seconds": 30})
+        with anyio.fail_after(10):
+            while not (tmp_path / "cancelled").exists():
+                await anyio.sleep(0.02)
+        # The session is still usable.
+        assert "42" in await service.call("tiny:add", {"a": 40, "b": 2})
+
+
+async def test_cancel_signal_reaches_the_server(tmp_path: Path) -> None:
+    service = ToolService()
+    async with McpManager([_tiny(tmp_path)], project=tmp_path, service=service):
+        signal = CancelSignal()
+        ctx = ToolExecCtx(project_path=tmp_path, signal=signal)
+
+        async def cancel_soon() -> None:
+            await anyio.sleep(0.3)
+            signal.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_soon)
+            with pytest.raises(CancelledError, match="cancelled"):
+                await service.call("tiny:slow", {"seconds": 30}, ctx)
+        with anyio.fail_after(10):
+            while not (tmp_path / "cancelled").exists():
+                await anyio.sleep(0.02)
+
+
+async def test_dead_server_clear_error_then_restart(tmp_path: Path) -> None:
+    service = ToolService()
+    async with McpManager([_tiny(tmp_path)], project=tmp_path, service=service) as mcp:
+        with pytest.raises(
+            ToolFailureError, match=r"stopped during the call.*dying on request.*started again"
+        ):
+            await service.call("tiny:die", {})
+        assert mcp.servers["tiny"].state is ServerState.FAILED
+        # Next use: restarted, and it works.
+        assert "3" in await service.call("tiny:add", {"a": 1, "b": 2})
+        assert mcp.servers["tiny"].state is ServerState.READY
+        assert mcp.servers["tiny"].restarts == 1
+
+
+async def test_server_that_never_starts(tmp_path: Path) -> None:
+    bad = _server("ghost", {"command": "/nonexistent/mcp-server"}, tmp_path)
+    crash = _server(
+        "crash",
+        {
+            "command": sys.executable,
+            "args": ["-c", "import sys; sys.stderr.write('bad config\\n'); sys.exit(2)"],
+        },
+        tmp_path,
+    )
+    service = ToolService()
+    async with McpManager([bad, crash, _tiny(tmp_path)], project=tmp_path, service=service) as mcp:
+        assert mcp.servers["ghost"].state is ServerState.FAILED
+        assert "command not found" in (mcp.servers["ghost"].error or "")
+        assert mcp.servers["crash"].state is ServerState.FAILED
+        assert "bad config" in (mcp.servers["crash"].error or "")
+        assert mcp.servers["tiny"].state is ServerState.READY  # the session survives
+        with pytest.raises(ToolFailureError, match="'ghost' is not available: could not start"):
+            await mcp.servers["ghost"].call_tool("x", {})
+
+
+async def test_startup_timeout(tmp_path: Path) -> None:
+    hang = _server(
+        "hang",
+        {
+            "command": sys.executable,
+            "args": ["-c", "import time; time.sleep(60)"],
+            "startup_timeout_ms": 500,
+        },
+        tmp_path,
+    )
+    async with McpManager([hang], project=tmp_path, service=ToolService()) as mcp:
+        assert mcp.servers["hang"].state is ServerState.FAILED
+        assert "did not answer within 0.5 s" in (mcp.servers["hang"].error or "")
+
+
+async def test_skipped_by_filter_and_disabled(tmp_path: Path) -> None:
+    off = _server("off", {"command": "x", "disabled": True}, tmp_path)
+    proj = parse_server(
+        "proj", {"command": "x"}, scope=Scope.PROJECT, source=tmp_path / ".mcp.json", env={}
+    )
+    from codingcode.mcp.config import project_trust_filter
+
+    async with McpManager(
+        [off, proj],
+        project=tmp_path,
+        service=ToolService(),
+        start_filter=project_trust_filter(False),
+    ) as mcp:
+        assert mcp.servers["off"].state is ServerState.SKIPPED
+        assert mcp.servers["proj"].state is ServerState.SKIPPED
+        assert "not trusted" in (mcp.servers["proj"].error or "")
+
+
+async def test_streamable_http(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVERS / "tiny_server.py"), "http", str(port)],
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        cfg = _server(
+            "web",
+            {"type": "http", "url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Test": "1"}},
+            tmp_path,
+        )
+        service = ToolService()
+        for _ in range(100):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            await anyio.sleep(0.05)
+        async with McpManager([cfg], project=tmp_path, service=service):
+            assert "42" in await service.call("web:add", {"a": 40, "b": 2})
+    finally:
+        proc.terminate()
+        proc.wait(10)
