@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from codingcode.agent import open_session, parse_model
-from codingcode.agent.profiles import load_agents, parse_profile
+from codingcode.agent.profiles import READ_ONLY_TOOLS, load_agents, parse_profile
 from codingcode.agent.session import MAX_DEPTH
 from codingcode.agent.transcript import (
     AgentEvent,
@@ -142,6 +142,7 @@ def test_profiles_keep_their_scope(
     (user / "agents").mkdir(parents=True)
     (user / "agents" / "mine.md").write_text("---\ndescription: Mine.\n---\nUser prompt.\n")
     write_profile(project, "explore", "---\ntools: Read, Grep\n---\nA project override.\n")
+    monkeypatch.setenv("CODINGCODE_TRUST_ALL", "1")
     agents = load_agents(project)
     assert agents["general"].scope is None and agents["general"].path is None
     assert agents["mine"].scope is Scope.USER
@@ -162,3 +163,27 @@ def test_bad_profiles_name_file_and_field(project: Path) -> None:
     badname = write_profile(project, "x", "---\nname: 'has space'\n---\nhi\n")
     with pytest.raises(SettingsError, match="`name`"):
         parse_profile(badname, Scope.PROJECT)
+
+
+def test_untrusted_project_profile_keeps_only_read_only_tools(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CODINGCODE_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("CODINGCODE_TRUST_ALL", raising=False)
+    write_profile(project, "builder", "---\ntools: [execute_command, read_file]\n---\nBuild it.\n")
+    write_profile(project, "wide", "---\ndescription: all tools\n---\nDo anything.\n")
+    write_profile(project, "reader", "---\ntools: [read_file]\n---\nRead.\n")
+    agents = load_agents(project)
+    assert agents["builder"].tools == ("read_file",)
+    assert "until you trust this project" in agents["builder"].ignored
+    assert agents["wide"].tools == READ_ONLY_TOOLS and agents["wide"].ignored
+    assert agents["reader"].tools == ("read_file",) and not agents["reader"].ignored
+    from codingcode.trust import TrustStore
+
+    TrustStore().trust(project)
+    agents = load_agents(project)
+    assert agents["builder"].tools == ("execute_command", "read_file")
+    assert agents["wide"].tools is None and not agents["wide"].ignored
+    # A change to the file is untrusted again.
+    write_profile(project, "builder", "---\ntools: [execute_command]\n---\nBuild more.\n")
+    assert load_agents(project)["builder"].tools == ()

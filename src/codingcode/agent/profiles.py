@@ -55,6 +55,8 @@ class AgentSpec:
     #: None for a built-in profile.
     scope: Scope | None = None
     path: Path | None = None
+    #: Set when an untrusted project profile's tool grant was narrowed (says what and how).
+    ignored: str = ""
 
     def profile(self) -> AgentProfile:
         return AgentProfile(
@@ -105,11 +107,11 @@ class _FrontMatter(BaseModel):
         return value
 
 
-def parse_profile(path: Path, scope: Scope) -> AgentSpec:
+def parse_profile(path: Path, scope: Scope, data: bytes | None = None) -> AgentSpec:
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = (data if data is not None else path.read_bytes()).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SettingsError(f"Cannot read agent profile {path}: {exc}.") from None
     meta: Any = {}
@@ -158,6 +160,34 @@ def parse_profile(path: Path, scope: Scope) -> AgentSpec:
     )
 
 
+def untrusted_view(spec: AgentSpec) -> AgentSpec:
+    """An untrusted project profile keeps its prompt but not its tool grant (issue 7).
+
+    Its tools are narrowed to the read-only ones (those it lists, or all of them when it
+    lists none), so a cloned repository cannot hand a sub-agent tools of its choosing.
+    """
+    allowed = READ_ONLY_TOOLS
+    if spec.tools is not None:
+        from codingcode.tools.resolver import name_matches
+
+        allowed = tuple(t for t in READ_ONLY_TOOLS if name_matches(t, spec.tools))
+    if spec.tools is not None and set(spec.tools) <= set(allowed):
+        return spec  # it asked for nothing beyond reading: nothing to ignore
+    return AgentSpec(
+        name=spec.name,
+        description=spec.description,
+        system_prompt=spec.system_prompt,
+        tools=allowed,
+        model=spec.model,
+        scope=spec.scope,
+        path=spec.path,
+        ignored=(
+            f"the tools of sub-agent profile {spec.path} are limited to read-only tools until "
+            "you trust this project (`codingcode trust`)"
+        ),
+    )
+
+
 def profile_dirs(project: Path) -> list[tuple[Scope, Path]]:
     return [
         (Scope.USER, user_config_dir() / "agents"),
@@ -166,12 +196,22 @@ def profile_dirs(project: Path) -> list[tuple[Scope, Path]]:
 
 
 def load_agents(project: Path) -> dict[str, AgentSpec]:
-    """Every profile by name: built-ins, then the user's, then the project's."""
+    """Every profile by name: built-ins, then the user's, then the project's.
+
+    A project profile whose file the user has not trusted keeps only read-only tools.
+    """
+    from codingcode.trust import TrustStore
+
     agents = {a.name: a for a in BUILTIN_AGENTS}
+    store = TrustStore()
     for scope, directory in profile_dirs(project):
         if not directory.is_dir():
             continue
         for path in sorted(directory.glob("*.md")):
-            spec = parse_profile(path, scope)
+            data = path.read_bytes()
+            spec = parse_profile(path, scope, data)
+            # Checked against the very bytes parsed: no window between check and use.
+            if scope is Scope.PROJECT and not store.is_trusted(project, path, data):
+                spec = untrusted_view(spec)
             agents[spec.name] = spec
     return agents
