@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from codingcode.errors import (
 from codingcode.mcp.client import McpManager, ServerState
 from codingcode.mcp.config import McpServerConfig, parse_server
 from codingcode.tools import ToolExecCtx, ToolService
+from tests.mcp.conftest import eventually, free_port, wait_for_port
 
 SERVERS = Path(__file__).parent / "servers"
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -96,9 +98,7 @@ async def test_list_changed_re_registers(tmp_path: Path) -> None:
     async with McpManager([_tiny(tmp_path)], project=tmp_path, service=service):
         assert "tiny:extra" not in service
         await service.call("tiny:grow", {})
-        with anyio.fail_after(10):
-            while "tiny:extra" not in service:
-                await anyio.sleep(0.02)
+        await eventually(lambda: "tiny:extra" in service)
         assert await service.call("tiny:extra", {}) == "extra!"
 
 
@@ -107,9 +107,7 @@ async def test_timeout_cancels_on_the_server(tmp_path: Path) -> None:
     async with McpManager([_tiny(tmp_path, timeout_ms=300)], project=tmp_path, service=service):
         with pytest.raises(ToolTimeoutError, match="did not answer within 0.3 s"):
             await service.call("tiny:slow", {"seconds": 30})
-        with anyio.fail_after(10):
-            while not (tmp_path / "cancelled").exists():
-                await anyio.sleep(0.02)
+        await eventually((tmp_path / "cancelled").exists)
         # The session is still usable.
         assert "42" in await service.call("tiny:add", {"a": 40, "b": 2})
 
@@ -128,9 +126,7 @@ async def test_cancel_signal_reaches_the_server(tmp_path: Path) -> None:
             tg.start_soon(cancel_soon)
             with pytest.raises(CancelledError, match="cancelled"):
                 await service.call("tiny:slow", {"seconds": 30}, ctx)
-        with anyio.fail_after(10):
-            while not (tmp_path / "cancelled").exists():
-                await anyio.sleep(0.02)
+        await eventually((tmp_path / "cancelled").exists)
 
 
 async def test_dead_server_clear_error_then_restart(tmp_path: Path) -> None:
@@ -202,30 +198,15 @@ async def test_skipped_by_filter_and_disabled(tmp_path: Path) -> None:
 
 
 async def test_streamable_http(tmp_path: Path) -> None:
-    import socket
-    import subprocess
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVERS / "tiny_server.py"), "http", str(port)],
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        cfg = _server(
-            "web",
-            {"type": "http", "url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Test": "1"}},
-            tmp_path,
-        )
-        service = ToolService()
-        for _ in range(100):
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            await anyio.sleep(0.05)
-        async with McpManager([cfg], project=tmp_path, service=service):
-            assert "42" in await service.call("web:add", {"a": 40, "b": 2})
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    port = free_port()
+    cmd = [sys.executable, str(SERVERS / "tiny_server.py"), "http", str(port)]
+    async with await anyio.open_process(cmd, stderr=subprocess.DEVNULL) as proc:
+        try:
+            await wait_for_port(port)
+            url = f"http://127.0.0.1:{port}/mcp"
+            cfg = _server("web", {"type": "http", "url": url, "headers": {"X-Test": "1"}}, tmp_path)
+            service = ToolService()
+            async with McpManager([cfg], project=tmp_path, service=service):
+                assert "42" in await service.call("web:add", {"a": 40, "b": 2})
+        finally:
+            proc.terminate()
