@@ -30,6 +30,7 @@ app = typer.Typer(
 COMMAND_MODULES = [
     "codingcode.cli.tool_commands",
     "codingcode.cli.trust_commands",
+    "codingcode.cli.sandbox_commands",
 ]
 
 

@@ -27,7 +27,13 @@ from codingcode.sandbox.backends import (
     NoneBackend,
     SandboxError,
 )
-from codingcode.sandbox.policy import BackendChoice, SandboxMode, SandboxPolicy, load_policy
+from codingcode.sandbox.policy import (
+    BackendChoice,
+    SandboxMode,
+    SandboxPolicy,
+    Widening,
+    load_policy_with_ignored,
+)
 
 #: Path of the ``bwrap`` binary to use (default: found on PATH).
 BWRAP_ENV = "CODINGCODE_BWRAP"
@@ -106,12 +112,15 @@ class SandboxService:
     bwrap: str | None = None
     #: ``None`` asks the kernel; tests pass a value to pretend another machine.
     landlock_unavailable: str | None = None
+    #: Widening entries of untrusted project files that the policy left out.
+    ignored: list[Widening] = field(default_factory=list)
     _backend: Backend | None = field(default=None, init=False, repr=False)
     _masks: MaskFiles | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def for_project(cls, project: Path, settings: Settings | None = None) -> SandboxService:
-        return cls(load_policy(project, settings), bwrap=find_bwrap())
+        policy, ignored = load_policy_with_ignored(project, settings)
+        return cls(policy, bwrap=find_bwrap(), ignored=ignored)
 
     @classmethod
     def from_policy(cls, policy: SandboxPolicy) -> SandboxService:
@@ -119,7 +128,17 @@ class SandboxService:
 
     # -- the Launcher protocol ---------------------------------------------------------
     def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan:
-        return self.backend().plan(argv, cwd=cwd, env=env)
+        plan = self.backend().plan(argv, cwd=cwd, env=env)
+        if self.ignored:
+            from dataclasses import replace
+
+            note = "[sandbox: ignored until the project is trusted: " + "; ".join(
+                f"sandbox.{w.entry.field} = {w.entry.value!r} ({w.entry.scope.value})"
+                for w in self.ignored
+            )
+            note += " — `codingcode trust` to allow]"
+            plan = replace(plan, notice="\n".join(filter(None, [plan.notice, note])))
+        return plan
 
     # -- backend choice ----------------------------------------------------------------
     def backend(self) -> Backend:

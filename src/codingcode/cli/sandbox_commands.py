@@ -1,0 +1,122 @@
+"""``codingcode sandbox status`` (each guarantee, checked live) and ``sandbox run -- CMD``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from codingcode.cli.tool_commands import ProjectOption, project_dir
+
+if TYPE_CHECKING:
+    from codingcode.sandbox.service import SandboxService
+
+sandbox_app = typer.Typer(
+    help="The OS sandbox every command runs in: check it, or run one command inside it.",
+    no_args_is_help=True,
+)
+
+_MARKS = {True: "yes", False: "NO ", None: "off"}
+
+
+def _service(project: Path) -> SandboxService:
+    from codingcode.config import load_settings, untrusted_note
+    from codingcode.sandbox.policy import load_policy_with_ignored
+    from codingcode.sandbox.service import SandboxService
+
+    policy, ignored = load_policy_with_ignored(project, load_settings(project))
+    if ignored:
+        typer.echo(untrusted_note([w.describe() for w in ignored], project), err=True)
+    return SandboxService.from_policy(policy)
+
+
+@sandbox_app.command("status")
+def status_command(
+    project: ProjectOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Show the backend in use and check each guarantee live on this machine."""
+    import json
+
+    import anyio
+
+    from codingcode.sandbox.probes import check_guarantees
+
+    service = _service(project_dir(project))
+    try:
+        report = anyio.run(check_guarantees, service)
+    finally:
+        service.close()
+    if as_json:
+        typer.echo(json.dumps(report.as_json(), indent=2))
+    else:
+        p = report.policy
+        typer.echo(f"backend: {report.backend}")
+        roots = ", ".join(map(str, p.writable_roots)) or "none"
+        typer.echo(
+            f"policy:  mode {p.mode.value}, network {p.network.value}, "
+            f"backend setting {p.backend.value}, extra writable roots: {roots}"
+        )
+        if report.error:
+            typer.echo(f"error:   {report.error}")
+        for check in report.checks:
+            typer.echo(f"  [{_MARKS[check.enforced]}] {check.title}")
+            for detail in check.details:
+                typer.echo(f"        - {detail}")
+    if report.error:
+        raise typer.Exit(1)
+
+
+@sandbox_app.command(
+    "run", context_settings={"allow_interspersed_args": False, "ignore_unknown_options": True}
+)
+def run_command(
+    command: Annotated[list[str], typer.Argument(help="The command and its arguments (after --).")],
+    project: ProjectOption = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", "-t", help="Kill the command after this many seconds.")
+    ] = 600,
+) -> None:
+    """Run one command inside the sandbox of the project (stdin and the terminal are kept)."""
+    import os
+    import subprocess
+
+    from codingcode.process import kill_process_group
+
+    root = project_dir(project)
+    service = _service(root)
+    try:
+        plan = service.plan(command, cwd=Path.cwd(), env=dict(os.environ))
+        if plan.notice:
+            typer.echo(plan.notice, err=True)
+        try:
+            proc = subprocess.Popen(
+                plan.argv,
+                env=plan.env,
+                pass_fds=plan.pass_fds,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            from codingcode.cli import fail
+
+            fail(f"cannot start {plan.argv[0]}: {exc.strerror}", code=127)
+        finally:
+            plan.close_fds()
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            typer.echo(f"sandbox: timed out after {timeout:g}s; the command was killed.", err=True)
+            code = 124
+        except KeyboardInterrupt:
+            code = 130
+        finally:
+            kill_process_group(proc.pid)
+            proc.wait()
+    finally:
+        service.close()
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(sandbox_app, name="sandbox")
