@@ -2,17 +2,25 @@
 
 The CLI's ``codingcode tool``, the agent loop, sub-agents and the MCP server all run calls
 through :class:`ToolRunner`, so there is exactly one path from "the model asked" to "the
-tool ran", and every guard sits on it.
+tool ran", and every guard sits on it. What executes is exactly what the approval pipeline
+approved: a hook's modifiedInput is validated and checked by the rules again first.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from codingcode.errors import DeniedError
 from codingcode.tools.definition import ToolExecCtx
-from codingcode.tools.service import ToolService
+from codingcode.tools.service import ToolService, validate_arguments
+
+if TYPE_CHECKING:
+    from codingcode.approval.confirm import Confirmer
+    from codingcode.approval.hooks import HookBus
+    from codingcode.approval.pipeline import ApprovalPipeline, Decision
+    from codingcode.approval.rules import Policy
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypass")
 
@@ -24,6 +32,10 @@ class ToolRunner:
     mode: str = "default"
     session_id: str = "default"
     launcher: Any = None
+    #: None runs calls without approval (only for tests and benchmarks of the tools).
+    pipeline: ApprovalPipeline | None = None
+    #: What untrusted project files would have granted and was ignored (for a notice).
+    ignored_grants: list[str] = field(default_factory=list)
     _turn: int = field(default=0, init=False)
 
     def context(self, **overrides: Any) -> ToolExecCtx:
@@ -36,19 +48,86 @@ class ToolRunner:
         values.update(overrides)
         return ToolExecCtx(**values)
 
+    async def decide(
+        self, name: str, args: Any, ctx: ToolExecCtx | None = None, *, dry_run: bool = False
+    ) -> Decision:
+        """Validate ``args`` and ask the pipeline; runs nothing."""
+        from codingcode.approval.pipeline import ToolCall
+
+        ctx = ctx or self.context()
+        _, model = self.service.validate(name, args)
+        if self.pipeline is None:
+            raise RuntimeError("this runner has no approval pipeline")
+        call = ToolCall(
+            tool=name,
+            args=model.model_dump(mode="json"),
+            project_path=Path(ctx.project_path),
+            session_id=ctx.session_id,
+            turn_id=ctx.turn_id,
+            mode=self.mode,
+        )
+        return await self.pipeline.decide(call, dry_run=dry_run)
+
     async def run(self, name: str, args: Any, ctx: ToolExecCtx | None = None) -> str:
-        """Validate, then execute one call; raises AgentError on every expected failure."""
+        """Validate, approve, then execute one call; raises AgentError on every expected failure."""
         ctx = ctx or self.context()
         definition, model = self.service.validate(name, args)
+        if self.pipeline is not None:
+            decision = await self.decide(name, args, ctx)
+            if not decision.allowed:
+                raise DeniedError(f"{name} was denied: {decision.reason}")
+            # Exactly the approved arguments run (a hook may have changed them).
+            model = validate_arguments(definition, decision.args)
         return await self.service.execute(definition, model, ctx)
 
 
 def build_runner(
     project: Path,
     *,
-    mode: str = "default",
+    mode: str | None = "default",
     session_id: str = "default",
     service: ToolService | None = None,
+    confirmer: Confirmer | None = None,
+    hooks: HookBus | None = None,
+    audit: bool = True,
+    trust_project_grants: bool = True,
+    policy: Policy | None = None,
+    launcher: Any = None,
 ) -> ToolRunner:
-    """The runner every front end uses for a project: its settings, approval and sandbox."""
-    return ToolRunner(service or ToolService.default(), project, mode=mode, session_id=session_id)
+    """The runner every front end uses for a project: its settings, approval and sandbox.
+
+    ``mode=None`` takes ``permissions.defaultMode`` from the settings (else ``default``).
+    ``confirmer=None`` is a headless run: an ask becomes a deny saying how to allow it.
+    Allow rules, hooks and a looser defaultMode from project files apply only when the user
+    trusted those files (``SettingsFile.trusted``); ``trust_project_grants=False`` ignores
+    them regardless. Deny and ask rules always apply.
+    """
+    from codingcode.approval.setup import build_pipeline
+
+    service = service or ToolService.default()
+    assert service is not None
+    project = Path(project).resolve()
+
+    def validate(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+        _, model = service.validate(tool, args)
+        dumped: dict[str, Any] = model.model_dump(mode="json")
+        return dumped
+
+    pipeline, effective_mode, ignored = build_pipeline(
+        project,
+        validate=validate,
+        mode=mode,
+        confirmer=confirmer,
+        bus=hooks,
+        audit=audit,
+        trust_project_grants=trust_project_grants,
+        policy=policy,
+    )
+    runner = ToolRunner(
+        service, project, mode=effective_mode, session_id=session_id, pipeline=pipeline
+    )
+    runner.ignored_grants = ignored
+    # The sandbox (issue 4) sets runner.launcher here.
+    if launcher is not None:
+        runner.launcher = launcher
+    return runner

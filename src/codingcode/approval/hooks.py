@@ -1,0 +1,290 @@
+"""The hook bus and PreToolUse hooks (SPEC A4, A6).
+
+Two kinds of PreToolUse hooks decide a call: Python functions registered in code, and
+command hooks from settings. A command hook gets the call as JSON on stdin
+(``hook_event_name``, ``tool_name``, ``tool_input``, ``session_id``, ``turn_id``, ``cwd``,
+``permission_mode``) and answers with JSON on stdout: ``decision`` (allow / deny / ask /
+continue), ``reason``, ``modifiedInput``. Exit code 2 means deny, with stderr as the reason.
+A hook that crashes, answers nonsense or runs out of time never allows: the call is asked.
+
+The bus also carries ``tool.approval.post``: every audit record, for whoever listens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import json
+import os
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from codingcode.approval.pipeline import HOOK, LayerResult, ToolCall
+from codingcode.config import Scope, Settings, SettingsError
+
+PRE_TOOL_USE = "tool.approval.pre_use"
+POST_APPROVAL = "tool.approval.post"
+HOOK_TIMEOUT_DEFAULT_S = 60.0
+HOOK_TIMEOUT_MAX_S = 600.0
+_MAX_HOOK_OUTPUT = 1 << 20
+
+HookDecision = Literal["allow", "deny", "ask", "continue"]
+
+
+@dataclass(frozen=True)
+class HookAnswer:
+    decision: HookDecision = "continue"
+    reason: str = ""
+    modified_input: dict[str, Any] | None = None
+
+
+PythonHook = Callable[[ToolCall], Awaitable["HookAnswer | None"]]
+Listener = Callable[[dict[str, Any]], None]
+
+
+# -- settings ----------------------------------------------------------------------------
+class CommandHookSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["command"] = "command"
+    command: str = Field(min_length=1)
+    timeout: float = Field(default=HOOK_TIMEOUT_DEFAULT_S, gt=0, le=HOOK_TIMEOUT_MAX_S)
+
+
+class HookMatcherSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    matcher: str = "*"
+    hooks: list[CommandHookSpec] = Field(min_length=1)
+
+
+class HooksSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    PreToolUse: list[HookMatcherSpec] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CommandHook:
+    command: str
+    matcher: str
+    timeout_s: float
+    scope: Scope | None
+    source: str
+    #: False for a hook from a project file the user has not trusted: it never runs.
+    trusted: bool = True
+
+    def matches(self, tool: str) -> bool:
+        return any(fnmatch.fnmatchcase(tool, m.strip()) for m in self.matcher.split("|"))
+
+
+def load_command_hooks(settings: Settings) -> list[CommandHook]:
+    from codingcode.approval.rules import pydantic_error
+
+    hooks: list[CommandHook] = []
+    for f, data in settings.sources("hooks"):
+        if not isinstance(data, dict):
+            raise SettingsError(f"Invalid settings in {f.path}: hooks must be an object.")
+        try:
+            parsed = HooksSettings.model_validate(data)
+        except ValidationError as exc:
+            raise pydantic_error(f.path, "hooks", exc) from None
+        for m in parsed.PreToolUse:
+            for h in m.hooks:
+                hooks.append(
+                    CommandHook(h.command, m.matcher, h.timeout, f.scope, str(f.path), f.trusted)
+                )
+    return hooks
+
+
+# -- the bus -------------------------------------------------------------------------------
+@dataclass
+class HookBus:
+    """Python PreToolUse hooks and listeners of approval events, registered in code."""
+
+    pre_tool_use: list[tuple[str, PythonHook]] = field(default_factory=list)
+    listeners: dict[str, list[Listener]] = field(default_factory=dict)
+
+    def add_pre_tool_use(self, hook: PythonHook, *, matcher: str = "*") -> None:
+        self.pre_tool_use.append((matcher, hook))
+
+    def on(self, event: str, listener: Listener) -> None:
+        self.listeners.setdefault(event, []).append(listener)
+
+    def emit(self, event: str, payload: dict[str, Any]) -> None:
+        for listener in self.listeners.get(event, []):
+            # A listener's failure must not change a decision already made.
+            with contextlib.suppress(Exception):
+                listener(payload)
+
+
+_ORDER = {"deny": 0, "ask": 1, "allow": 2, "continue": 3}
+
+
+class PreToolUseHooks:
+    """Runs every matching hook in order and combines them: deny > ask > allow > continue.
+
+    A hook that changes the input hands the changed input to the hooks after it.
+    """
+
+    def __init__(self, command_hooks: list[CommandHook], bus: HookBus | None = None) -> None:
+        self.command_hooks = command_hooks
+        self.bus = bus or HookBus()
+
+    def __bool__(self) -> bool:
+        return bool(self.command_hooks or self.bus.pre_tool_use)
+
+    async def __call__(self, call: ToolCall) -> LayerResult:
+        answers: list[tuple[str, HookAnswer]] = []
+        current = call
+        modified: dict[str, Any] | None = None
+        for matcher, fn in self.bus.pre_tool_use:
+            if not any(fnmatch.fnmatchcase(call.tool, m.strip()) for m in matcher.split("|")):
+                continue
+            answer = await _run_python(fn, current)
+            answers.append((getattr(fn, "__name__", "python hook"), answer))
+            if answer.decision == "deny":
+                break
+            if answer.modified_input is not None:
+                modified = answer.modified_input
+                current = _with_args(current, modified)
+        else:  # no Python hook denied: the command hooks run too
+            for hook in self.command_hooks:
+                if not hook.matches(call.tool):
+                    continue
+                answer = await run_command_hook(hook, current)
+                answers.append((f"hook `{hook.command}`", answer))
+                if answer.decision == "deny":
+                    break
+                if answer.modified_input is not None:
+                    modified = answer.modified_input
+                    current = _with_args(current, modified)
+        if not answers:
+            return LayerResult(HOOK, "continue", "no PreToolUse hook matches")
+        name, strongest = min(answers, key=lambda a: _ORDER[a[1].decision])
+        reason = strongest.reason or f"{name} answered {strongest.decision}"
+        if strongest.decision == "continue":
+            reason = "the PreToolUse hooks did not decide"
+        return LayerResult(HOOK, strongest.decision, reason, None, modified)
+
+
+def _with_args(call: ToolCall, args: dict[str, Any]) -> ToolCall:
+    from dataclasses import replace
+
+    return replace(call, args=args)
+
+
+async def _run_python(fn: PythonHook, call: ToolCall) -> HookAnswer:
+    try:
+        answer = await fn(call)
+    except Exception as exc:
+        return HookAnswer("ask", f"a PreToolUse hook failed ({type(exc).__name__}: {exc}); asking")
+    if answer is None:
+        return HookAnswer()
+    if not isinstance(answer, HookAnswer) or answer.decision not in _ORDER:
+        return HookAnswer("ask", "a PreToolUse hook gave no valid answer; asking")
+    return answer
+
+
+def hook_input(call: ToolCall) -> dict[str, Any]:
+    return {
+        "hook_event_name": "PreToolUse",
+        "tool_name": call.tool,
+        "tool_input": call.args,
+        "session_id": call.session_id,
+        "turn_id": call.turn_id,
+        "cwd": str(call.cwd),
+        "project_path": str(call.project_path),
+        "permission_mode": call.mode,
+    }
+
+
+async def run_command_hook(hook: CommandHook, call: ToolCall) -> HookAnswer:
+    """Run one command hook; any failure is an ask, never an allow."""
+    payload = json.dumps(hook_input(call)).encode()
+    try:
+        proc = await anyio.open_process(
+            ["/bin/sh", "-c", hook.command],
+            stdin=-1,
+            stdout=-1,
+            stderr=-1,
+            cwd=str(call.project_path),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return HookAnswer("ask", f"the hook `{hook.command}` could not start ({exc}); asking")
+    out = bytearray()
+    err = bytearray()
+
+    async def pump(stream: Any, sink: bytearray) -> None:
+        async for chunk in stream:
+            if len(sink) < _MAX_HOOK_OUTPUT:
+                sink.extend(chunk[: _MAX_HOOK_OUTPUT - len(sink)])
+
+    timed_out = False
+    try:
+        with anyio.move_on_after(hook.timeout_s) as scope:
+            async with anyio.create_task_group() as tg:
+                assert proc.stdout is not None and proc.stderr is not None
+                tg.start_soon(pump, proc.stdout, out)
+                tg.start_soon(pump, proc.stderr, err)
+                if proc.stdin is not None:
+                    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        await proc.stdin.send(payload)
+                    await proc.stdin.aclose()
+                await proc.wait()
+        timed_out = scope.cancelled_caught
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with anyio.CancelScope(shield=True):
+                await proc.wait()
+    if timed_out:
+        return HookAnswer(
+            "ask",
+            f"the hook `{hook.command}` took longer than {hook.timeout_s:g}s and was killed; asking",
+        )
+    code = proc.returncode
+    stderr = err.decode("utf-8", "replace").strip()
+    if code == 2:
+        return HookAnswer("deny", stderr or f"the hook `{hook.command}` denied the call")
+    if code != 0:
+        detail = f": {stderr[:300]}" if stderr else ""
+        return HookAnswer(
+            "ask", f"the hook `{hook.command}` failed with exit code {code}{detail}; asking"
+        )
+    return parse_hook_output(out.decode("utf-8", "replace"), hook.command)
+
+
+def parse_hook_output(text: str, command: str) -> HookAnswer:
+    text = text.strip()
+    if not text:
+        return HookAnswer()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return HookAnswer("ask", f"the hook `{command}` printed something that is not JSON; asking")
+    if not isinstance(data, dict):
+        return HookAnswer("ask", f"the hook `{command}` did not answer with a JSON object; asking")
+    specific = data.get("hookSpecificOutput")
+    if isinstance(specific, dict):  # the shape other agents' hooks print
+        data = {
+            "decision": specific.get("permissionDecision", "continue"),
+            "reason": specific.get("permissionDecisionReason", ""),
+            "modifiedInput": specific.get("updatedInput"),
+        }
+    decision = data.get("decision", "continue")
+    if decision not in _ORDER:
+        return HookAnswer(
+            "ask", f"the hook `{command}` answered an unknown decision {decision!r}; asking"
+        )
+    modified = data.get("modifiedInput")
+    if modified is not None and not isinstance(modified, dict):
+        return HookAnswer(
+            "ask", f"the hook `{command}` gave a modifiedInput that is not an object; asking"
+        )
+    reason = data.get("reason") or ""
+    return HookAnswer(decision, str(reason), modified)

@@ -1,0 +1,190 @@
+"""Path normalisation for rules: what a path a tool or a command names really is.
+
+A rule about ``/etc/passwd`` must see it behind ``/etc//passwd``, ``/usr/../etc/passwd``,
+``~/../../etc/passwd``, a path relative to the cwd, or a symlink in the project. So every
+path is made absolute against its cwd, ``~`` and ``$HOME`` expanded, ``//`` and ``..``
+folded, and checked twice: as written (lexically) and with symlinks resolved.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
+
+
+def home_dir() -> str:
+    return os.path.expanduser("~")
+
+
+def expand_user(path: str) -> str:
+    """``~`` and ``~user`` at the start of a path."""
+    if path.startswith("~"):
+        return os.path.expanduser(path)
+    return path
+
+
+def lexical(path: str, cwd: str | Path) -> str:
+    """Absolute, ``~`` expanded, ``.``/``..``/``//`` folded; symlinks left alone."""
+    p = expand_user(path)
+    if not p.startswith("/"):
+        p = posixpath.join(str(cwd), p)
+    p = posixpath.normpath(p)
+    # POSIX lets normpath keep a leading "//"; for rules it is the same root.
+    while p.startswith("//"):
+        p = p[1:]
+    return p
+
+
+@lru_cache(maxsize=4096)
+def _real(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return path
+
+
+def spellings(path: str, cwd: str | Path) -> tuple[str, ...]:
+    """The lexical form and the symlink-resolved form (one if they agree)."""
+    lex = lexical(path, cwd)
+    p = expand_user(path)
+    joined = p if p.startswith("/") else posixpath.join(str(cwd), p)
+    real = _real(joined)
+    return (lex,) if real == lex else (lex, real)
+
+
+def is_inside(path: str, root: Path) -> bool:
+    """True when ``path`` (relative to ``root``) stays inside ``root``, symlinks included."""
+    root_s = str(root)
+    return all(
+        s == root_s or s.startswith(root_s.rstrip("/") + "/") for s in spellings(path, root_s)
+    )
+
+
+# -- protected paths (R6–R9) ----------------------------------------------------------
+#: R6 and its neighbours: the shadow file, the group shadow file and their backups.
+SHADOW_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")
+#: R7 and its backup copy.
+PASSWD_FILES = ("/etc/passwd", "/etc/passwd-")
+#: Templates that are meant to be committed and hold no secrets.
+ENV_TEMPLATE_SUFFIXES = (".example", ".sample", ".template", ".dist")
+
+
+def is_env_name(name: str) -> bool:
+    if name == ".env":
+        return True
+    return name.startswith(".env.") and not name.endswith(ENV_TEMPLATE_SUFFIXES)
+
+
+def classify(path: str) -> set[str]:
+    """Which preset path rules one absolute, normalised path touches."""
+    hits: set[str] = set()
+    if path in SHADOW_FILES:
+        hits.add("R6")
+    elif path in PASSWD_FILES:
+        hits.add("R7")
+    parts = path.split("/")
+    if ".ssh" in parts:
+        hits.add("R8")
+    if parts and is_env_name(parts[-1]) and not os.path.isdir(path):
+        hits.add("R9")
+    return hits
+
+
+def classify_path(path: str, cwd: str | Path) -> set[str]:
+    """Preset path rules touched by ``path`` written relative to ``cwd`` (both spellings)."""
+    hits: set[str] = set()
+    for s in spellings(path, cwd):
+        hits |= classify(s)
+    return hits
+
+
+# -- globs ------------------------------------------------------------------------------
+GLOB_CHARS = frozenset("*?[")
+_PROTECTED_LITERALS = (*SHADOW_FILES, *PASSWD_FILES)
+_MAX_EXPANSION = 200
+
+
+def has_glob(text: str) -> bool:
+    return any(c in GLOB_CHARS for c in text)
+
+
+def classify_glob(pattern: str, cwd: str | Path) -> set[str]:
+    """Preset path rules a shell glob could touch: matched, and expanded on disk."""
+    hits: set[str] = set()
+    absolute = lexical(pattern, cwd)
+    for protected in _PROTECTED_LITERALS:
+        if fnmatch.fnmatchcase(protected, absolute):
+            hits |= classify(protected)
+    parts = absolute.split("/")
+    if any(_component_matches(part, ".ssh") for part in parts):
+        hits.add("R8")
+    if parts and _component_matches(parts[-1], ".env"):
+        hits.add("R9")
+    # What it expands to right now: symlinks to a protected file count too.
+    for found in _expand(absolute):
+        hits |= classify_path(found, "/")
+    return hits
+
+
+def _component_matches(pattern: str, name: str) -> bool:
+    # A shell glob does not match a leading dot unless the pattern spells it.
+    if name.startswith(".") and not pattern.startswith("."):
+        return False
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+def _expand(pattern: str) -> Iterable[str]:
+    import glob as globmod
+
+    try:
+        it = globmod.iglob(pattern, recursive=False)
+        for n, found in enumerate(it):
+            if n >= _MAX_EXPANSION:
+                break
+            yield found
+    except (OSError, ValueError, RecursionError):
+        return
+
+
+def glob_to_regex(pattern: str) -> str:
+    """A path glob (``**`` any depth, ``*`` one component, ``?``, ``[...]``) as a regex."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "*":
+            if pattern.startswith("**", i):
+                i += 2
+                if i < n and pattern[i] == "/":
+                    out.append("(?:.*/)?")
+                    i += 1
+                else:
+                    out.append(".*")
+                continue
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = pattern.find("]", i + 2)
+            if j == -1:
+                out.append(r"\[")
+            else:
+                body = pattern[i + 1 : j]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = j
+        else:
+            out.append(_escape(c))
+        i += 1
+    return "".join(out)
+
+
+def _escape(c: str) -> str:
+    import re
+
+    return re.escape(c)

@@ -1,0 +1,275 @@
+"""The six layers, in order (SPEC A1–A6; DESIGN "Approval semantics", a contract).
+
+Each layer returns allow, deny, ask or continue. deny and allow end the chain. ask is
+sticky: once a rule or a hook said ask, no later layer may *auto*-allow the call; only a
+hook's explicit allow or the user's answer can. Every layer's result is audited.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from codingcode.approval.confirm import Answer, Confirmer, ConfirmRequest, headless_message
+from codingcode.approval.paths import is_inside
+
+Action = Literal["allow", "deny", "ask", "continue"]
+Final = Literal["allow", "deny", "ask"]
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypass")
+
+#: A2: exactly these pass the read-only whitelist.
+READ_ONLY_TOOLS = frozenset(
+    {
+        "read_file",
+        "search_code",
+        "search_files",
+        "fetch_url",
+        "web_search",
+        "dispatch_agent",
+        "todo_write",
+    }
+)
+#: M2: what acceptEdits passes when every path it names is inside the project.
+EDIT_TOOLS = frozenset({"write_file", "edit_file", "todo_write"})
+
+RULES = "RuleEngine"
+WHITELIST = "ReadonlyWhitelist"
+MODE = "PermissionMode"
+HOOK = "HookPreToolUse"
+CONFIRM = "UserConfirmation"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call as approval sees it: validated arguments and where they came from."""
+
+    tool: str
+    args: dict[str, Any]
+    project_path: Path
+    session_id: str = "default"
+    turn_id: int = 0
+    mode: str = "default"
+
+    @property
+    def cwd(self) -> Path:
+        """The directory relative paths of this call resolve against."""
+        cwd = self.args.get("cwd") if self.tool == "execute_command" else None
+        if isinstance(cwd, str) and cwd:
+            p = Path(cwd).expanduser()
+            return p if p.is_absolute() else self.project_path / p
+        return self.project_path
+
+
+@dataclass(frozen=True)
+class LayerResult:
+    layer: str
+    action: Action
+    reason: str
+    rule: str | None = None
+    #: Set by a hook that changed the arguments (already validated and re-checked).
+    modified_args: dict[str, Any] | None = None
+    #: True when one of the nine preset rules decided (they cannot be overridden).
+    preset: bool = False
+
+
+@dataclass
+class Decision:
+    """The pipeline's answer for one call (DESIGN contract)."""
+
+    decision: Final
+    layer: str
+    reason: str
+    rule: str | None
+    #: The arguments that were approved: what runs, exactly (a hook may have changed them).
+    args: dict[str, Any]
+    layers: list[LayerResult] = field(default_factory=list)
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision == "allow"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "decision": self.decision,
+            "layer": self.layer,
+            "reason": self.reason,
+            "rule": self.rule,
+        }
+
+
+Validate = Callable[[str, dict[str, Any]], dict[str, Any]]
+Persist = Callable[[str, str], None]
+Evaluate = Callable[[ToolCall], LayerResult]
+PreHooks = Callable[[ToolCall], Awaitable[LayerResult]]
+Record = Callable[[ToolCall, LayerResult, float], None]
+Suggest = Callable[[ToolCall], "str | None"]
+
+
+class ApprovalPipeline:
+    """Decides every call: rules → read-only whitelist → mode → hooks → user (→ audit).
+
+    The collaborators are plain callables so each layer can be built and tested alone:
+    ``evaluate`` is the rule engine, ``pre_hooks`` the PreToolUse hooks, ``validate``
+    re-validates a hook's modifiedInput, ``persist`` saves an always/never rule,
+    ``record`` writes one audit record per layer.
+    """
+
+    def __init__(
+        self,
+        evaluate: Evaluate,
+        *,
+        suggest: Suggest | None = None,
+        pre_hooks: PreHooks | None = None,
+        confirmer: Confirmer | None = None,
+        validate: Validate | None = None,
+        persist: Persist | None = None,
+        record: Record | None = None,
+    ) -> None:
+        self.evaluate = evaluate
+        self.suggest = suggest
+        self.pre_hooks = pre_hooks
+        self.confirmer = confirmer
+        self.validate = validate
+        self.persist = persist
+        self.record = record
+
+    async def decide(self, call: ToolCall, *, dry_run: bool = False) -> Decision:
+        """The decision for ``call``. ``dry_run``: prompt no one (ask stays ask), save nothing."""
+        trail: list[LayerResult] = []
+
+        def note(result: LayerResult) -> LayerResult:
+            trail.append(result)
+            if self.record is not None:
+                self.record(call, result, time.time())
+            return result
+
+        def done(decision: Final, result: LayerResult, args: dict[str, Any]) -> Decision:
+            return Decision(decision, result.layer, result.reason, result.rule, args, trail)
+
+        # A1: rules (the preset rules first, inside the engine).
+        ruled = note(self.evaluate(call))
+        if ruled.action in ("deny", "allow"):
+            return done(ruled.action, ruled, call.args)
+        sticky: LayerResult | None = ruled if ruled.action == "ask" else None
+
+        # A2: the read-only whitelist may not pass a call a rule asked about.
+        if sticky is None and call.tool in READ_ONLY_TOOLS:
+            r = note(LayerResult(WHITELIST, "allow", f"{call.tool} is a read-only tool"))
+            return done("allow", r, call.args)
+        note(
+            LayerResult(
+                WHITELIST,
+                "continue",
+                "a rule asked; the whitelist cannot auto-allow it"
+                if sticky
+                else f"{call.tool} is not on the read-only list",
+            )
+        )
+
+        # A3: the permission mode.
+        moded = note(self._mode_layer(call, sticky))
+        if moded.action in ("deny", "allow"):
+            return done(moded.action, moded, call.args)
+
+        # A4: PreToolUse hooks (may change the input; the new input is checked again).
+        args = call.args
+        if self.pre_hooks is not None:
+            hooked = note(await self.pre_hooks(call))
+            if hooked.modified_args is not None:
+                args, checked = self._recheck(call, hooked.modified_args)
+                if checked is not None:
+                    note(checked)
+                    if checked.action == "deny":
+                        return done("deny", checked, args)
+                    if checked.action == "ask" and sticky is None:
+                        sticky = checked
+                call = replace(call, args=args)
+            if hooked.action == "deny":
+                return done("deny", hooked, args)
+            if hooked.action == "allow":
+                return done("allow", hooked, args)
+            if hooked.action == "ask" and sticky is None:
+                sticky = hooked
+
+        # A5: the user.
+        asked = sticky or LayerResult(
+            CONFIRM, "ask", "no rule, mode or hook decided this call; the user is asked"
+        )
+        suggestion = None if (sticky is not None and _is_preset(sticky)) else self._suggest(call)
+        if dry_run:
+            return done("ask", asked, args)
+        if self.confirmer is None:
+            r = note(LayerResult(CONFIRM, "deny", headless_message(call, asked.reason, suggestion)))
+            return Decision("deny", CONFIRM, r.reason, asked.rule, args, trail)
+        answer = await self.confirmer.confirm(ConfirmRequest(call, asked.reason, suggestion))
+        return done(*self._answered(call, answer, suggestion), args)
+
+    def _answered(
+        self, call: ToolCall, answer: Answer, suggestion: str | None
+    ) -> tuple[Final, LayerResult]:
+        saved = ""
+        if answer in (Answer.ALWAYS, Answer.NEVER) and suggestion and self.persist is not None:
+            action = "allow" if answer is Answer.ALWAYS else "deny"
+            self.persist(action, suggestion)
+            saved = f'; saved {action} rule "{suggestion}"'
+        allowed = answer in (Answer.ALLOW, Answer.ALWAYS)
+        decision: Final = "allow" if allowed else "deny"
+        reason = f"the user answered {answer.value}{saved}"
+        if not allowed:
+            reason = f"{call.tool} was denied by the user{saved}"
+        result = LayerResult(CONFIRM, decision, reason, suggestion if saved else None)
+        if self.record is not None:
+            self.record(call, result, time.time())
+        return decision, result
+
+    def _suggest(self, call: ToolCall) -> str | None:
+        return self.suggest(call) if self.suggest is not None else None
+
+    def _mode_layer(self, call: ToolCall, sticky: LayerResult | None) -> LayerResult:
+        mode = call.mode
+        if mode == "plan":
+            if call.tool in READ_ONLY_TOOLS:
+                return LayerResult(MODE, "continue", "plan mode: a read-only tool")
+            return LayerResult(
+                MODE,
+                "deny",
+                f"plan mode is on: only read-only tools may run ({', '.join(sorted(READ_ONLY_TOOLS))}); "
+                f"{call.tool} is not one of them. Leave plan mode to make changes.",
+            )
+        if sticky is not None:
+            return LayerResult(MODE, "continue", f"{mode} mode cannot auto-allow what a rule asked")
+        if mode == "bypass":
+            return LayerResult(MODE, "allow", "bypass mode passes what no rule decided")
+        if mode == "acceptEdits" and call.tool in EDIT_TOOLS:
+            path = call.args.get("path")
+            if call.tool == "todo_write" or (
+                isinstance(path, str) and is_inside(path, call.project_path)
+            ):
+                return LayerResult(MODE, "allow", "acceptEdits mode: an edit inside the project")
+            return LayerResult(
+                MODE, "continue", "acceptEdits mode passes edits inside the project only"
+            )
+        return LayerResult(MODE, "continue", f"{mode} mode: the next layer decides")
+
+    def _recheck(
+        self, call: ToolCall, new_args: dict[str, Any]
+    ) -> tuple[dict[str, Any], LayerResult | None]:
+        """Validate a hook's modifiedInput and run the rules on it again."""
+        try:
+            validated = self.validate(call.tool, new_args) if self.validate else dict(new_args)
+        except Exception as exc:  # an invalid modifiedInput must never run
+            return new_args, LayerResult(HOOK, "deny", f"a hook's modifiedInput is invalid: {exc}")
+        result = self.evaluate(replace(call, args=validated))
+        if result.action in ("deny", "ask"):
+            return validated, replace(
+                result, reason=f"after a hook changed the input: {result.reason}"
+            )
+        return validated, None
+
+
+def _is_preset(result: LayerResult) -> bool:
+    return result.preset

@@ -1,0 +1,492 @@
+"""The nine preset rules (SPEC R1–R9): always loaded, never removed, never overridden.
+
+Each means what its text says, against every tool (DESIGN "Rules must understand what they
+match"): commands are analysed by :mod:`codingcode.approval.shell`, paths normalised by
+:mod:`codingcode.approval.paths`. Where a careful user would expect a neighbour to be covered
+too, it is (reboot/poweroff/halt next to shutdown, su/doas/pkexec next to sudo, setgid next
+to setuid, /etc/gshadow next to /etc/shadow); README.md lists them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from codingcode.approval import shell
+from codingcode.approval.paths import (
+    classify_glob,
+    classify_path,
+    lexical,
+)
+
+
+@dataclass(frozen=True)
+class PresetRule:
+    id: str
+    text: str
+    action: Literal["deny", "ask"]
+    meaning: str
+    neighbours: str = ""
+
+
+PRESET_RULES: tuple[PresetRule, ...] = (
+    PresetRule(
+        "R1", "rm -rf /", "deny", "no recursive deletion of the root directory", "find / -delete"
+    ),
+    PresetRule(
+        "R2",
+        "sudo",
+        "deny",
+        "no privilege escalation",
+        "su, doas, pkexec, run0, sudoedit, runuser, calife",
+    ),
+    PresetRule(
+        "R3",
+        "curl | sh",
+        "deny",
+        "no piping a remote script into a shell",
+        "wget, aria2c, httpie, nc/socat, /dev/tcp; into any shell or interpreter "
+        "(python, perl, ruby, node, ...), by pipe, <(...), $(...), here-string, "
+        "or a downloaded file run later in the same command",
+    ),
+    PresetRule(
+        "R4",
+        "chmod u+s",
+        "deny",
+        "no setting the SUID bit",
+        "setgid (g+s, 2xxx); install -m / mkdir -m with those bits",
+    ),
+    PresetRule(
+        "R5",
+        "shutdown",
+        "deny",
+        "no shutting the system down",
+        "reboot, poweroff, halt, systemctl poweroff/reboot/halt/kexec, init 0/6, "
+        "telinit 0/6, /proc/sysrq-trigger",
+    ),
+    PresetRule(
+        "R6",
+        "/etc/shadow",
+        "deny",
+        "no reading the shadow password file",
+        "/etc/gshadow and the backups /etc/shadow-, /etc/gshadow-",
+    ),
+    PresetRule(
+        "R7",
+        "/etc/passwd",
+        "deny",
+        "no reading the system password file",
+        "its backup /etc/passwd-",
+    ),
+    PresetRule("R8", ".ssh", "ask", "access to an SSH directory needs confirmation"),
+    PresetRule(
+        "R9",
+        ".env",
+        "ask",
+        "access to environment files needs confirmation",
+        ".env.* (but not .env.example/.sample/.template/.dist)",
+    ),
+)
+BY_ID = {r.id: r for r in PRESET_RULES}
+#: Not one of the nine, but just as fixed: a command the analysis cannot see through.
+OPAQUE_ID = "opaque"
+
+PRIVILEGE = frozenset({"sudo", "su", "doas", "pkexec", "run0", "sudoedit", "runuser", "calife"})
+SHUTDOWN = frozenset({"shutdown", "reboot", "poweroff", "halt"})
+SYSTEMCTL_SHUTDOWN = frozenset({"poweroff", "reboot", "halt", "kexec", "soft-reboot"})
+SHUTDOWN_TARGETS = frozenset(
+    {"poweroff.target", "reboot.target", "halt.target", "kexec.target", "shutdown.target"}
+)
+#: Programs that only print or inspect their arguments as names, never open them.
+NAMES_ONLY = frozenset({"echo", "printf", "basename", "dirname", "test", "[", "true", "false", ":"})
+#: ...and for R6/R7 (reading the file's content), those that look at metadata only.
+METADATA_ONLY = NAMES_ONLY | {"ls", "stat", "realpath", "readlink", "which", "type", "du"}
+_PROTECTED_TEXT = re.compile(r"/etc/+(g?shadow|passwd)-?\b")
+_SSH_TEXT = re.compile(r"(^|[\s'\"/=(,])\.ssh(/|\b)")
+_ENV_TEXT = re.compile(r"(^|[\s'\"/=(,])\.env(\.[\w.-]+)?(?![\w.-])")
+
+Finding = tuple[str, str]  # (rule id, why)
+
+
+@dataclass(frozen=True)
+class PresetVerdict:
+    action: Literal["deny", "ask", "continue"]
+    rule: str | None
+    reason: str
+
+
+def check(tool: str, args: dict[str, Any], project: Path, cwd: Path) -> PresetVerdict:
+    """The preset rules' verdict on one call: deny beats ask beats continue."""
+    findings = list(_findings(tool, args, project, cwd))
+    for want in ("deny", "ask"):
+        for rule_id, why in findings:
+            action = BY_ID[rule_id].action if rule_id in BY_ID else "ask"
+            if action == want:
+                label = (
+                    f"{rule_id} ({BY_ID[rule_id].text})" if rule_id in BY_ID else "shell analysis"
+                )
+                return PresetVerdict(want, rule_id, f"preset rule {label}: {why}")
+    return PresetVerdict("continue", None, "no preset rule applies")
+
+
+PATH_KEYS = frozenset(
+    {
+        "path",
+        "file_path",
+        "filepath",
+        "filename",
+        "file",
+        "dir",
+        "directory",
+        "cwd",
+        "root",
+        "source",
+        "destination",
+        "target",
+        "src",
+        "dst",
+        "paths",
+        "files",
+    }
+)
+COMMAND_KEYS = frozenset({"command", "cmd", "script", "shell_command"})
+
+
+def _findings(tool: str, args: dict[str, Any], project: Path, cwd: Path) -> Iterator[Finding]:
+    proj = str(project)
+    if tool == "execute_command":
+        cmd_cwd = str(cwd)
+        yield from _path_findings(cmd_cwd, proj, "the command runs in")
+        command = args.get("command")
+        if isinstance(command, str):
+            yield from command_findings(command, lexical(cmd_cwd, proj))
+        return
+    if tool in ("read_file", "write_file", "edit_file"):
+        path = args.get("path")
+        if isinstance(path, str):
+            yield from _path_findings(path, proj, f"{tool} of")
+        return
+    if tool == "search_files":
+        path = args.get("path")
+        if isinstance(path, str):
+            yield from (
+                f for f in _path_findings(path, proj, "search_files in") if f[0] in ("R8", "R9")
+            )
+        pattern = args.get("pattern")
+        if isinstance(pattern, str):
+            yield from _glob_findings(pattern, proj, "search_files pattern", only=("R8",))
+        return
+    if tool == "search_code":
+        glob = args.get("glob")
+        if isinstance(glob, str):
+            yield from _glob_findings(glob, proj, "search_code glob")
+        return
+    if tool == "fetch_url":
+        url = args.get("url")
+        if isinstance(url, str) and url.lower().startswith("file:"):
+            yield from _path_findings(urlsplit(url).path or "/", proj, "fetch_url of")
+        return
+    if tool in ("todo_write", "web_search", "tool_search", "dispatch_agent"):
+        return
+    # Any other tool (MCP, custom): the paths and commands its arguments carry.
+    yield from _generic_findings(args, proj)
+
+
+def _generic_findings(args: Any, proj: str, key: str = "") -> Iterator[Finding]:
+    if isinstance(args, dict):
+        for k, v in args.items():
+            yield from _generic_findings(v, proj, str(k).lower())
+    elif isinstance(args, list):
+        for v in args:
+            yield from _generic_findings(v, proj, key)
+    elif isinstance(args, str):
+        if key in COMMAND_KEYS:
+            yield from command_findings(args, proj)
+        elif key in PATH_KEYS or args.startswith(("/", "~", "./", "../")):
+            yield from _path_findings(args, proj, f"argument {key or 'value'}")
+        elif key == "url" and args.lower().startswith("file:"):
+            yield from _path_findings(urlsplit(args).path or "/", proj, "url")
+
+
+def _path_findings(path: str, cwd: str, what: str) -> Iterator[Finding]:
+    if not path:
+        return
+    for rule_id in sorted(classify_path(path, cwd)):
+        yield rule_id, f"{what} {path}"
+
+
+def _glob_findings(
+    pattern: str, cwd: str, what: str, only: tuple[str, ...] | None = None
+) -> Iterator[Finding]:
+    parts = [p for p in pattern.split("/") if p]
+    hits: set[str] = set()
+    if parts:
+        last = parts[-1]
+        for name, rid in (("shadow", "R6"), ("gshadow", "R6"), ("passwd", "R7")):
+            if any(c.isalnum() for c in last) and fnmatch.fnmatchcase(name, last):
+                hits.add(rid)
+        if any(p.startswith(".") and fnmatch.fnmatchcase(".ssh", p) for p in parts):
+            hits.add("R8")
+        if last.startswith(".") and fnmatch.fnmatchcase(".env", last):
+            hits.add("R9")
+    hits |= classify_glob(pattern, cwd) if pattern.startswith(("/", "~")) else set()
+    for rule_id in sorted(hits):
+        if only is None or rule_id in only:
+            yield rule_id, f"{what} {pattern!r}"
+
+
+# -- commands ---------------------------------------------------------------------------
+def command_findings(command: str, cwd: str) -> Iterator[Finding]:
+    analysis = shell.analyze(command, cwd)
+    for why in analysis.downloads_into_shell:
+        yield "R3", why
+    for c in analysis.commands:
+        yield from _command_findings(c, analysis)
+    for pattern in analysis.program_globs:
+        base = posixpath.basename(pattern)
+        for names, rid in ((PRIVILEGE, "R2"), (SHUTDOWN, "R5")):
+            for name in names:
+                if fnmatch.fnmatchcase(name, base):
+                    yield rid, f"the program glob {pattern!r} can expand to {name}"
+    for word in analysis.fallback_words:
+        base = posixpath.basename(word)
+        if base in PRIVILEGE:
+            yield "R2", f"{base} appears in a command that could not be parsed"
+        elif base in SHUTDOWN:
+            yield "R5", f"{base} appears in a command that could not be parsed"
+    for why in analysis.opaque:
+        yield OPAQUE_ID, why
+
+
+def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Finding]:
+    prog = c.program
+    cwd = c.cwd
+    args = c.argv[1:]
+    # R2
+    if prog in PRIVILEGE:
+        yield "R2", f"{prog} runs a command with other privileges"
+    # R5
+    if prog in SHUTDOWN:
+        yield "R5", f"{prog} stops or restarts the machine"
+    elif prog in ("systemctl", "loginctl"):
+        sub = _first_positional(args)
+        if sub in SYSTEMCTL_SHUTDOWN or any(w.text in SHUTDOWN_TARGETS for w in args):
+            yield "R5", f"{prog} {sub or ''} stops or restarts the machine".replace("  ", " ")
+    elif prog in ("init", "telinit") and _first_positional(args) in ("0", "6"):
+        yield "R5", f"{prog} {_first_positional(args)} stops or restarts the machine"
+    # R4
+    if prog == "chmod":
+        for w in args:
+            bit = setid_bits(w.text)
+            if bit:
+                yield "R4", f"chmod {w.text} sets the {bit} bit"
+    elif prog in ("install", "mkdir"):
+        for i, w in enumerate(args):
+            mode = None
+            if w.text in ("-m", "--mode") and i + 1 < len(args):
+                mode = args[i + 1].text
+            elif w.text.startswith("--mode="):
+                mode = w.text.split("=", 1)[1]
+            elif w.text.startswith("-m") and len(w.text) > 2:
+                mode = w.text[2:]
+            bit = setid_bits(mode) if mode else None
+            if bit:
+                yield "R4", f"{prog} -m {mode} sets the {bit} bit"
+    # R1
+    yield from _root_delete(c)
+    # R3: a file downloaded earlier in this command line, run now
+    if analysis.downloaded_files and c.argv:
+        runs: list[shell.Word] = []
+        if (
+            prog in shell.SHELLS
+            or (prog is not None and shell._interpreter(prog))
+            or prog in shell.SOURCE_BUILTINS
+        ):
+            runs = [w for w in args if not w.text.startswith("-")][:1]
+        runs.append(c.argv[0])
+        for w in runs:
+            if (
+                not w.dynamic
+                and cwd is not None
+                and lexical(w.text, cwd) in analysis.downloaded_files
+            ):
+                yield "R3", f"{w.text} was downloaded and is run in the same command"
+    # R5, R6–R9 through redirects
+    for r in c.redirects:
+        if r.target is None:
+            continue
+        t = r.target
+        if t.text.startswith("/proc/sysrq-trigger") and ">" in r.op:
+            yield "R5", "writing to /proc/sysrq-trigger can power the machine off"
+        if t.text == "/dev/null":
+            continue
+        yield from _word_paths(t, cwd, f"the redirect {r.op}")
+    # R6–R9 through arguments
+    if prog is None and not c.argv:
+        return
+    checked = list(args)
+    if c.argv and "/" in c.argv[0].text:
+        checked.insert(0, c.argv[0])
+    code_flags = (
+        shell._code_flags(prog)
+        if prog and (prog in shell.SHELLS or shell._interpreter(prog))
+        else ()
+    )
+    for i, w in enumerate(checked):
+        if prog in NAMES_ONLY and w is not c.argv[0]:
+            continue
+        if (
+            prog is not None
+            and shell._interpreter(prog)
+            and i > 0
+            and checked[i - 1].text in code_flags
+        ):
+            yield from _code_text_findings(w.text)
+            continue
+        for rid, why in _word_paths(w, cwd, f"{prog or 'the command'} argument"):
+            if rid in ("R6", "R7") and prog in METADATA_ONLY:
+                continue
+            yield rid, why
+        # --file=/etc/passwd and -f/etc/passwd style values
+        if w.text.startswith("-") and "=" in w.text and not w.dynamic:
+            value = w.text.split("=", 1)[1]
+            yield from _word_paths(shell.literal_word(value), cwd, f"{prog} option")
+
+
+def _code_text_findings(code: str) -> Iterator[Finding]:
+    m = _PROTECTED_TEXT.search(code)
+    if m:
+        rid = "R7" if m.group(1) == "passwd" else "R6"
+        yield rid, f"the inline code names {m.group(0)}"
+    if _SSH_TEXT.search(code):
+        yield "R8", "the inline code names an .ssh directory"
+    m = _ENV_TEXT.search(code)
+    if m and not (m.group(2) or "").endswith((".example", ".sample", ".template", ".dist")):
+        yield "R9", "the inline code names an .env file"
+
+
+def _word_paths(w: shell.Word, cwd: str | None, what: str) -> Iterator[Finding]:
+    text = w.text
+    if not text or text == shell.DYN:
+        return
+    if cwd is None and not text.startswith(("/", "~")):
+        # cwd changed to something unknown: compare names only.
+        base = posixpath.basename(text.replace(shell.DYN, ""))
+        if base in ("passwd", "shadow", "gshadow"):
+            yield "R7" if base == "passwd" else "R6", f"{what} {text} in an unknown directory"
+        if ".ssh" in text.split("/"):
+            yield "R8", f"{what} {w.shown}"
+        return
+    base_cwd = cwd or "/"
+    if w.glob or w.dynamic:
+        for rid in sorted(classify_glob(w.pattern, base_cwd)):
+            yield rid, f"{what} {w.shown}"
+        return
+    for rid in sorted(classify_path(text, base_cwd)):
+        yield rid, f"{what} {text}"
+
+
+def _first_positional(args: Iterable[shell.Word]) -> str | None:
+    for w in args:
+        if not w.text.startswith("-"):
+            return w.text
+    return None
+
+
+_SYMBOLIC = re.compile(r"^([ugoa]*)([-+=][rwxXstugo]*)+$")
+
+
+def setid_bits(mode: str | None) -> str | None:
+    """'setuid', 'setgid' or 'setuid and setgid' when a chmod mode sets them."""
+    if not mode:
+        return None
+    if mode.isdigit() and all(c in "01234567" for c in mode):
+        if len(mode) < 4:
+            return None
+        special = int(mode[-4])
+        bits = [n for n, b in (("setuid", 4), ("setgid", 2)) if special & b]
+        return " and ".join(bits) or None
+    found: set[str] = set()
+    for clause in mode.split(","):
+        m = _SYMBOLIC.match(clause)
+        if not m:
+            continue
+        who = m.group(1) or "a"
+        for op in re.findall(r"([-+=])([rwxXstugo]*)", clause[len(m.group(1)) :]):
+            if op[0] in "+=" and "s" in op[1]:
+                if "u" in who or "a" in who:
+                    found.add("setuid")
+                if "g" in who or "a" in who:
+                    found.add("setgid")
+    if not found:
+        return None
+    return " and ".join(sorted(found, key=lambda b: b != "setuid"))
+
+
+_ROOT_ENTRIES = ("bin", "boot", "etc", "home", "lib", "usr", "var")
+
+
+def _root_delete(c: shell.Command) -> Iterator[Finding]:
+    prog = c.program
+    args = c.argv[1:]
+    cwd = c.cwd
+    if prog == "rm":
+        options = [w.text for w in args if w.text.startswith("-") and w.text != "-"]
+        recursive = any(
+            o in ("--recursive",) or (not o.startswith("--") and ("r" in o or "R" in o))
+            for o in options
+        )
+        if not recursive:
+            return
+        targets = [w for w in args if not (w.text.startswith("-") and w.text != "-")]
+        # after `--` everything is a target
+        if any(w.text == "--" for w in args):
+            idx = [w.text for w in args].index("--")
+            targets = [w for w in args[idx + 1 :]]
+        for w in targets:
+            verdict = _is_root_target(w, cwd)
+            if verdict == "root":
+                yield "R1", f"rm -r of {w.shown} deletes the root directory"
+            elif verdict == "maybe":
+                yield OPAQUE_ID, f"rm -r of {w.shown} deletes / if the variable is empty"
+    elif prog == "find":
+        starts = []
+        for w in args:
+            if w.text.startswith(("-", "(", "!")):
+                break
+            starts.append(w)
+        if "-delete" in (w.text for w in args):
+            for w in starts:
+                if _is_root_target(w, cwd) == "root":
+                    yield "R1", f"find {w.shown} -delete deletes the root directory"
+    elif prog == "rsync" and any(w.text.startswith("--delete") for w in args):
+        positional = [w for w in args if not w.text.startswith("-")]
+        if positional and _is_root_target(positional[-1], cwd) == "root":
+            yield "R1", "rsync --delete into / deletes the root directory"
+
+
+def _is_root_target(w: shell.Word, cwd: str | None) -> str | None:
+    base = cwd or "/"
+    if not w.dynamic and not w.glob:
+        if cwd is None and not w.text.startswith(("/", "~")):
+            return None
+        return "root" if lexical(w.text, base) == "/" else None
+    if w.glob:
+        pattern = lexical(w.pattern, base)
+        if pattern == "/":
+            return "root"
+        parent, _, leaf = pattern.rpartition("/")
+        if (parent or "/") == "/" or lexical(parent or "/", "/") == "/":
+            matched = sum(1 for e in _ROOT_ENTRIES if fnmatch.fnmatchcase(e, leaf))
+            if matched >= 2:
+                return "root"
+    empty = w.empty_form
+    if w.dynamic and empty and empty.startswith("/") and lexical(empty, base) == "/":
+        return "maybe"
+    return None

@@ -1,0 +1,1123 @@
+"""Shell command analysis for rules: parse, resolve, split into every simple command.
+
+A rule about ``sudo`` must see it in ``s\\udo id``, ``bash -c 'sudo id'``, ``x=$(sudo id)``,
+``env FOO=1 nohup sudo id``, ``find . -exec sudo rm {} \\;`` and ``echo 'sudo id' | sh``, and
+must *not* see it in ``git commit -m "drop sudo"``. So commands are parsed with the real
+bash grammar (tree-sitter-bash), every simple command is found wherever it hides (lists,
+pipes, subshells, groups, if/for/while/case, functions, ``$(...)``, backticks, process
+substitution, arithmetic), words are resolved the way bash resolves them (quotes, escapes,
+``$'...'``, braces, ``~``, known variables), wrappers and nested shells are looked through,
+and whatever cannot be seen through (a program name computed at run time, ``eval`` of
+something dynamic, a parse error) is reported as *opaque*: the rules then ask, never allow.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any, cast
+
+from codingcode.approval.paths import has_glob, home_dir, lexical
+
+#: Stands for a part of a word only known at run time.
+DYN = "\x00"
+MAX_DEPTH = 12
+MAX_COMMAND_CHARS = 100_000
+
+SHELLS = frozenset(
+    {
+        "sh",
+        "bash",
+        "dash",
+        "zsh",
+        "ksh",
+        "mksh",
+        "ash",
+        "yash",
+        "posh",
+        "rbash",
+        "fish",
+        "csh",
+        "tcsh",
+    }
+)
+#: Interpreters that run a script given as code, a file, or on stdin.
+INTERPRETERS = frozenset(
+    {
+        "python",
+        "python2",
+        "python3",
+        "perl",
+        "ruby",
+        "node",
+        "nodejs",
+        "php",
+        "lua",
+        "luajit",
+        "tclsh",
+        "Rscript",
+        "deno",
+        "bun",
+        "pwsh",
+    }
+)
+#: Flags after which an interpreter's next argument is code.
+CODE_FLAGS = {
+    "python": ("-c",),
+    "perl": ("-e", "-E"),
+    "ruby": ("-e",),
+    "node": ("-e", "-p", "--eval", "--print"),
+    "php": ("-r",),
+    "lua": ("-e",),
+    "Rscript": ("-e",),
+    "pwsh": ("-c", "-Command"),
+}
+DOWNLOADERS = frozenset(
+    {
+        "curl",
+        "wget",
+        "aria2c",
+        "fetch",
+        "http",
+        "https",
+        "xh",
+        "lwp-download",
+        "lwp-request",
+        "axel",
+        "nc",
+        "ncat",
+        "netcat",
+        "socat",
+    }
+)
+SOURCE_BUILTINS = frozenset({"source", "."})
+
+
+# -- words --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Word:
+    """One shell word after bash's quote removal, with what stays unknown marked."""
+
+    text: str  # resolved text; run-time parts are DYN
+    glob: bool = False  # has unquoted * ? [ (a pattern bash expands)
+    pattern: str = ""  # as a glob: run-time parts become *, quoted metacharacters escaped
+    download: bool = False  # contains a substitution that downloads something
+    subst: bool = False  # contains a command or process substitution
+
+    @property
+    def dynamic(self) -> bool:
+        return DYN in self.text
+
+    @property
+    def value(self) -> str | None:
+        return None if self.dynamic else self.text
+
+    @property
+    def shown(self) -> str:
+        return self.text.replace(DYN, "*")
+
+    @property
+    def empty_form(self) -> str:
+        """The word if every run-time part expanded to nothing (``"$DIR/"`` → ``/``)."""
+        return self.text.replace(DYN, "")
+
+
+def literal_word(text: str) -> Word:
+    return Word(text, pattern=_escape_glob(text))
+
+
+def _escape_glob(text: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
+
+
+@dataclass(frozen=True)
+class Redirect:
+    op: str
+    target: Word | None  # None for an fd duplication such as 2>&1
+    heredoc: str | None = None
+
+
+@dataclass(frozen=True)
+class Stdin:
+    """What feeds a command's stdin."""
+
+    kind: str  # "pipe" | "herestring" | "heredoc" | "file"
+    text: str | None = None  # literal script text, when known
+    download: bool = False
+    opaque: bool = False  # fed by something whose output cannot be known
+
+
+@dataclass(frozen=True)
+class Command:
+    """One simple command, as it will run: program, arguments, cwd, redirects, stdin."""
+
+    argv: tuple[Word, ...]
+    cwd: str | None  # None: changed to something only known at run time
+    redirects: tuple[Redirect, ...] = ()
+    stdin: Stdin | None = None
+    via: tuple[str, ...] = ()  # wrappers and shells it was found through
+    #: A pure wrapper (env, timeout, bash -c, ...): its work is the command inside it, so an
+    #: allow rule need not name it; deny and ask rules still see it.
+    transparent: bool = False
+    assigns: tuple[tuple[str, Word], ...] = ()
+
+    @property
+    def program(self) -> str | None:
+        """The program's name (``/usr/bin/sudo`` → ``sudo``); None if computed at run time."""
+        if not self.argv:
+            return None
+        first = self.argv[0]
+        if first.dynamic:
+            return None
+        return posixpath.basename(first.text) or first.text
+
+    @property
+    def args(self) -> list[str]:
+        return [w.text for w in self.argv[1:]]
+
+    def line(self) -> str:
+        """The command as one line of words (for matching user rules)."""
+        words = [self.program or self.argv[0].shown] if self.argv else []
+        words += [w.shown for w in self.argv[1:]]
+        return " ".join(words)
+
+
+@dataclass
+class Analysis:
+    commands: list[Command] = field(default_factory=list)
+    #: Why parts of the command line cannot be seen through (the rules ask).
+    opaque: list[str] = field(default_factory=list)
+    #: R3 findings: a download piped or fed into a shell or interpreter.
+    downloads_into_shell: list[str] = field(default_factory=list)
+    #: Files a downloader wrote (a later run of one of them is R3 too).
+    downloaded_files: set[str] = field(default_factory=set)
+    #: Programs whose name is a glob (``/usr/bin/su?o``): what they could expand to.
+    program_globs: list[str] = field(default_factory=list)
+    parse_error: bool = False
+    #: When parsing failed: every token of the text (quotes removed, braces expanded), so
+    #: the rules can still refuse a command that names a forbidden program anywhere.
+    fallback_words: list[str] = field(default_factory=list)
+
+
+# -- the parser -----------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    import tree_sitter
+    import tree_sitter_bash
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+@dataclass
+class _Ctx:
+    cwd: str | None
+    vars: dict[str, str]
+    depth: int
+    via: tuple[str, ...] = ()
+    stdin: Stdin | None = None
+
+    def copy(self) -> _Ctx:
+        return _Ctx(self.cwd, dict(self.vars), self.depth, self.via, self.stdin)
+
+
+def analyze(command: str, cwd: str) -> Analysis:
+    """Every simple command of ``command`` run in ``cwd``, and what could not be seen."""
+    return _analyze_cached(command, cwd)
+
+
+@lru_cache(maxsize=2048)
+def _analyze_cached(command: str, cwd: str) -> Analysis:
+    out = Analysis()
+    if len(command) > MAX_COMMAND_CHARS:
+        out.opaque.append(f"the command is longer than {MAX_COMMAND_CHARS} characters")
+        return out
+    _Walker(out).script(command, _Ctx(cwd, {}, 0))
+    return out
+
+
+class _Walker:
+    def __init__(self, out: Analysis) -> None:
+        self.out = out
+
+    # -- entry points ---------------------------------------------------------------
+    def script(self, text: str, ctx: _Ctx) -> None:
+        if ctx.depth > MAX_DEPTH:
+            self.out.opaque.append("commands are nested too deeply to follow")
+            return
+        tree = _parser().parse(text.encode("utf-8", "surrogateescape"))
+        root = tree.root_node
+        if root.has_error:
+            self.out.parse_error = True
+            self.out.opaque.append("the command could not be parsed completely")
+            self.out.fallback_words.extend(_fallback_words(text))
+        self.seen: set[tuple[int, int]] = getattr(self, "seen", set())
+        seen_before = set(self.seen)
+        self.visit(root, ctx)
+        # Safety net: a simple command the structured walk did not reach is still checked.
+        for node in _iter_nodes(root):
+            if (
+                node.type == "command"
+                and _key(node) not in self.seen
+                and _key(node) not in seen_before
+            ):
+                self.command(node, ctx.copy(), ())
+
+    # -- statements -----------------------------------------------------------------
+    def visit(self, node: Any, ctx: _Ctx) -> None:
+        t = node.type
+        if t == "command":
+            self.command(node, ctx, ())
+        elif t == "redirected_statement":
+            self.redirected(node, ctx)
+        elif t == "pipeline":
+            self.pipeline(node, ctx)
+        elif t in ("subshell", "command_substitution", "process_substitution"):
+            inner = ctx.copy()
+            inner.stdin = None
+            for child in node.named_children:
+                self.visit(child, inner)
+        elif t == "variable_assignment":
+            self.assignment(node, ctx)
+        elif t == "declaration_command":
+            for child in node.named_children:
+                if child.type == "variable_assignment":
+                    self.assignment(child, ctx)
+                else:
+                    self.word(child, ctx)
+        elif t == "unset_command":
+            for child in node.named_children:
+                ctx.vars.pop(_text(child), None)
+        elif t in _WORD_TYPES:
+            self.word(node, ctx)
+        else:
+            for child in node.named_children:
+                self.visit(child, ctx)
+
+    def assignment(self, node: Any, ctx: _Ctx) -> None:
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        w = self.word(value, ctx) if value is not None else literal_word("")
+        if name is not None:
+            if w.dynamic:
+                ctx.vars.pop(_text(name), None)
+            else:
+                ctx.vars[_text(name)] = w.text
+
+    def pipeline(self, node: Any, ctx: _Ctx) -> None:
+        before = len(self.out.commands)
+        stage_start = before
+        feed: Stdin | None = ctx.stdin
+        for child in node.named_children:
+            stage = ctx.copy()  # every stage of a pipeline runs in a subshell
+            stage.stdin = feed
+            self.visit(child, stage)
+            produced = self.out.commands[stage_start:]
+            stage_start = len(self.out.commands)
+            upstream = self.out.commands[before:stage_start]
+            feed = _pipe_feed(produced, upstream, feed)
+
+    def redirected(self, node: Any, ctx: _Ctx) -> None:
+        body = node.child_by_field_name("body")
+        redirects = [c for c in node.named_children if c is not body]
+        if body is not None and body.type == "command":
+            self.command(body, ctx, redirects)
+            return
+        parsed = tuple(r for r in (self.redirect(c, ctx) for c in redirects) if r is not None)
+        inner = ctx.copy()
+        stdin = _stdin_from(parsed, self, ctx)
+        if stdin is not None:
+            inner.stdin = stdin
+        if body is not None:
+            self.visit(body, inner)
+        if parsed:
+            # Redirects of a compound statement still name files: record them on a
+            # pseudo-command with no program so path rules see them.
+            self.out.commands.append(Command((), ctx.cwd, parsed, via=ctx.via, transparent=True))
+
+    def redirect(self, node: Any, ctx: _Ctx) -> Redirect | None:
+        t = node.type
+        if t == "file_redirect":
+            op = "".join(_text(c) for c in node.children if not c.is_named) or ">"
+            dest = node.child_by_field_name("destination")
+            if dest is None or (dest.type == "number" and "&" in op):
+                return Redirect(op, None)
+            return Redirect(op, self.word(dest, ctx))
+        if t == "herestring_redirect":
+            target = next((c for c in node.named_children), None)
+            return Redirect("<<<", self.word(target, ctx) if target is not None else None)
+        if t == "heredoc_redirect":
+            body = next((c for c in node.named_children if c.type == "heredoc_body"), None)
+            if body is not None:
+                for child in body.named_children:
+                    self.visit(child, ctx)
+            return Redirect("<<", None, heredoc=_text(body) if body is not None else "")
+        for child in node.named_children:
+            self.visit(child, ctx)
+        return None
+
+    # -- simple commands ------------------------------------------------------------
+    def command(self, node: Any, ctx: _Ctx, extra_redirects: Any) -> None:
+        self.seen.add(_key(node))
+        assigns: list[tuple[str, Word]] = []
+        argv: list[Word] = []
+        redirect_nodes = list(extra_redirects)
+        for i, child in enumerate(node.children):
+            fieldname = node.field_name_for_child(i)
+            if child.type == "variable_assignment":
+                name = child.child_by_field_name("name")
+                value = child.child_by_field_name("value")
+                w = self.word(value, ctx) if value is not None else literal_word("")
+                assigns.append((_text(name) if name is not None else "", w))
+            elif fieldname == "redirect" or child.type.endswith("_redirect"):
+                redirect_nodes.append(child)
+            elif (
+                fieldname == "name"
+                or fieldname == "argument"
+                or (child.is_named and child.type in _WORD_TYPES)
+            ):
+                argv.extend(self.words(child, ctx))
+        redirects = tuple(
+            r for r in (self.redirect(c, ctx) for c in redirect_nodes) if r is not None
+        )
+        stdin = _stdin_from(redirects, self, ctx) or ctx.stdin
+        cmd = Command(tuple(argv), ctx.cwd, redirects, stdin, ctx.via, assigns=tuple(assigns))
+        self.emit(cmd, ctx)
+        # `cd DIR` changes where later commands of this list run.
+        if cmd.program in ("cd", "pushd") and not cmd.via:
+            target = next((w for w in cmd.argv[1:] if not w.text.startswith("-")), None)
+            if target is None:
+                ctx.cwd = home_dir()
+            elif target.dynamic or ctx.cwd is None or target.text == "-":
+                ctx.cwd = None
+            else:
+                ctx.cwd = lexical(target.text, ctx.cwd)
+
+    def emit(self, cmd: Command, ctx: _Ctx) -> None:
+        """Record ``cmd`` and look through it: wrappers, nested shells, eval, find -exec."""
+        out = self.out
+        if ctx.depth > MAX_DEPTH:
+            out.opaque.append("commands are nested too deeply to follow")
+            out.commands.append(cmd)
+            return
+        if not cmd.argv:
+            out.commands.append(cmd)
+            return
+        first = cmd.argv[0]
+        if first.dynamic:
+            out.opaque.append(f"the program name {first.shown!r} is computed at run time")
+        elif first.glob:
+            out.program_globs.append(first.pattern)
+            out.opaque.append(f"the program name {first.text!r} is a glob")
+        prog = cmd.program
+        inner = _unwrap(cmd) if prog is not None else None
+        if inner is not None:
+            kind, payload = inner
+            out.commands.append(replace(cmd, transparent=kind != "find"))
+            if kind == "argv":
+                words = cast("list[Word]", payload)
+                if words:
+                    self.emit(
+                        replace(cmd, argv=tuple(words), via=(*cmd.via, prog or "")), _deeper(ctx)
+                    )
+            elif kind == "find":
+                for argv in cast("list[list[Word]]", payload):
+                    self.emit(replace(cmd, argv=tuple(argv), via=(*cmd.via, "find")), _deeper(ctx))
+            elif kind == "script":
+                assert isinstance(payload, Word)
+                self.nested_script(payload, cmd, ctx, prog or "")
+            return
+        if prog == "eval":
+            out.commands.append(cmd)
+            joined = [w for w in cmd.argv[1:]]
+            if any(w.download for w in joined):
+                out.downloads_into_shell.append("eval of a downloaded script")
+            if any(w.dynamic for w in joined):
+                out.opaque.append("eval runs text only known at run time")
+            elif joined:
+                self.nested_script(literal_word(" ".join(w.text for w in joined)), cmd, ctx, "eval")
+            return
+        if prog in SHELLS or (prog is not None and _interpreter(prog)):
+            out.commands.append(cmd)
+            self.shell_like(cmd, ctx, prog)
+            return
+        if prog in SOURCE_BUILTINS:
+            out.commands.append(cmd)
+            if any(w.download for w in cmd.argv[1:]) or (cmd.stdin and cmd.stdin.download):
+                out.downloads_into_shell.append(f"{prog} of a downloaded script")
+            return
+        if prog == "trap" and len(cmd.argv) > 2:
+            out.commands.append(cmd)
+            self.nested_script(cmd.argv[1], cmd, ctx, "trap")
+            return
+        out.commands.append(cmd)
+        if prog in DOWNLOADERS:
+            out.downloaded_files |= _download_targets(cmd)
+
+    def shell_like(self, cmd: Command, ctx: _Ctx, prog: str) -> None:
+        """A shell or interpreter: what code it runs (-c/-e, a file, or stdin)."""
+        out = self.out
+        inv = _invocation(cmd, prog)
+        is_shell = prog in SHELLS
+        if inv.code is not None:
+            if inv.code.download:
+                out.downloads_into_shell.append(f"{prog} runs a downloaded script")
+            if is_shell:
+                self.nested_script(inv.code, cmd, ctx, prog)
+            return
+        if inv.script is not None:
+            if inv.script.download:
+                out.downloads_into_shell.append(f"{prog} runs a downloaded script")
+            return
+        stdin = cmd.stdin
+        if stdin is None:
+            return
+        if stdin.download:
+            out.downloads_into_shell.append(f"a download is fed into {prog}")
+        elif stdin.text is not None and is_shell:
+            self.nested_script(literal_word(stdin.text), cmd, ctx, prog)
+        elif stdin.opaque:
+            out.opaque.append(f"{prog} runs a script from stdin that is only known at run time")
+
+    def nested_script(self, code: Word, cmd: Command, ctx: _Ctx, via: str) -> None:
+        if code.dynamic:
+            if code.download:
+                self.out.downloads_into_shell.append(f"{via} runs a downloaded script")
+            self.out.opaque.append(f"{via} runs code only known at run time")
+            return
+        inner = _deeper(ctx)
+        inner.cwd = cmd.cwd
+        inner.via = (*cmd.via, via)
+        inner.stdin = None
+        self.script(code.text, inner)
+
+    # -- words ----------------------------------------------------------------------
+    def words(self, node: Any, ctx: _Ctx) -> list[Word]:
+        """A word node as the words bash makes of it (brace expansion can make several)."""
+        w = self.word(node, ctx)
+        if node.type in ("word", "concatenation") and "{" in w.text and not w.dynamic:
+            texts = expand_braces(w.text)
+            if len(texts) > 1:
+                return [replace(w, text=t, pattern=t if w.glob else _escape_glob(t)) for t in texts]
+        return [w]
+
+    def word(self, node: Any, ctx: _Ctx) -> Word:
+        parts: list[tuple[str, bool]] = []  # (text, quoted)
+        flags = {"download": False, "subst": False}
+        self._word_parts(node, ctx, parts, flags, quoted=False, top=True)
+        text = "".join(p for p, _ in parts)
+        glob = any(not q and has_glob(p.replace(DYN, "")) for p, q in parts)
+        pattern = "".join(
+            (p.replace(DYN, "*") if not q else _escape_glob(p).replace(DYN, "*")) for p, q in parts
+        )
+        return Word(text, glob, pattern, flags["download"], flags["subst"])
+
+    def _word_parts(
+        self,
+        node: Any,
+        ctx: _Ctx,
+        parts: list[tuple[str, bool]],
+        flags: dict[str, bool],
+        *,
+        quoted: bool,
+        top: bool = False,
+    ) -> None:
+        t = node.type
+        if t in ("word", "number", "command_name", "special_variable_name"):
+            if t == "command_name":
+                for c in node.named_children:
+                    self._word_parts(c, ctx, parts, flags, quoted=quoted, top=top)
+                return
+            raw = _text(node)
+            if quoted:
+                parts.append((raw, True))
+                return
+            if top and raw.startswith("~"):
+                head, sep, rest = raw.partition("/")
+                expanded = home_dir() if head == "~" else posixpath.expanduser(head)
+                parts.append((expanded, True))
+                raw = sep + rest
+            _unescape_unquoted(raw, parts)
+        elif t == "raw_string":
+            parts.append((_text(node)[1:-1], True))
+        elif t == "ansi_c_string":
+            parts.append((decode_ansi_c(_text(node)[2:-1]), True))
+        elif t in ("string", "translated_string"):
+            for child in node.children:
+                ct = child.type
+                if ct == "string_content":
+                    parts.append((_unescape_double(_text(child)), True))
+                elif child.is_named:
+                    self._word_parts(child, ctx, parts, flags, quoted=True)
+        elif t == "concatenation":
+            for i, child in enumerate(node.named_children):
+                self._word_parts(child, ctx, parts, flags, quoted=quoted, top=top and i == 0)
+            # tree-sitter splits `{a,b}` into separate words; keep unnamed pieces too
+        elif t == "simple_expansion":
+            name = "".join(_text(c) for c in node.named_children)
+            parts.append((self._var(name, ctx), True))
+        elif t == "expansion":
+            named = node.named_children
+            if len(named) == 1 and named[0].type == "variable_name":
+                parts.append((self._var(_text(named[0]), ctx), True))
+            else:
+                for child in named:
+                    self._scan(child, ctx, flags)
+                parts.append((DYN, True))
+        elif t in ("command_substitution", "process_substitution"):
+            flags["subst"] = True
+            before = len(self.out.commands)
+            self.visit(node, ctx)
+            if any(c.program in DOWNLOADERS for c in self.out.commands[before:]):
+                flags["download"] = True
+            parts.append((DYN, True))
+        elif t == "arithmetic_expansion":
+            self._scan(node, ctx, flags)
+            parts.append((DYN, True))
+        else:
+            self._scan(node, ctx, flags)
+            parts.append((_text(node) if not node.named_children else DYN, quoted))
+
+    def _scan(self, node: Any, ctx: _Ctx, flags: dict[str, bool]) -> None:
+        """Visit every substitution inside ``node`` (arithmetic, subscripts, defaults...)."""
+        for child in node.named_children:
+            if child.type in ("command_substitution", "process_substitution"):
+                flags["subst"] = True
+                before = len(self.out.commands)
+                self.visit(child, ctx)
+                if any(c.program in DOWNLOADERS for c in self.out.commands[before:]):
+                    flags["download"] = True
+            else:
+                self._scan(child, ctx, flags)
+
+    @staticmethod
+    def _var(name: str, ctx: _Ctx) -> str:
+        if name in ctx.vars:
+            return ctx.vars[name]
+        if name == "HOME":
+            return home_dir()
+        if name == "PWD" and ctx.cwd is not None:
+            return ctx.cwd
+        return DYN
+
+
+_WORD_TYPES = frozenset(
+    {
+        "word",
+        "string",
+        "raw_string",
+        "ansi_c_string",
+        "concatenation",
+        "simple_expansion",
+        "expansion",
+        "number",
+        "translated_string",
+        "arithmetic_expansion",
+        "command_name",
+    }
+)
+
+
+def _deeper(ctx: _Ctx) -> _Ctx:
+    inner = ctx.copy()
+    inner.depth += 1
+    return inner
+
+
+def _key(node: Any) -> tuple[int, int]:
+    return (node.start_byte, node.end_byte)
+
+
+def _text(node: Any) -> str:
+    raw: bytes = node.text or b""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _iter_nodes(root: Any) -> Iterator[Any]:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(node.children)
+
+
+def _unescape_unquoted(raw: str, parts: list[tuple[str, bool]]) -> None:
+    buf: list[str] = []
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if c == "\\" and i + 1 < len(raw):
+            if raw[i + 1] != "\n":
+                if buf:
+                    parts.append(("".join(buf), False))
+                    buf = []
+                parts.append((raw[i + 1], True))
+            i += 2
+            continue
+        buf.append(c)
+        i += 1
+    if buf:
+        parts.append(("".join(buf), False))
+
+
+def _unescape_double(raw: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(raw):
+        c = raw[i]
+        if c == "\\" and i + 1 < len(raw) and raw[i + 1] in '$`"\\\n':
+            if raw[i + 1] != "\n":
+                out.append(raw[i + 1])
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+_SIMPLE_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+
+
+def decode_ansi_c(body: str) -> str:
+    """The value of ``$'...'`` (bash's ANSI-C quoting)."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c != "\\" or i + 1 >= len(body):
+            out.append(c)
+            i += 1
+            continue
+        nxt = body[i + 1]
+        if nxt in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[nxt])
+            i += 2
+        elif nxt == "x":
+            digits = _take(body, i + 2, "0123456789abcdefABCDEF", 2)
+            out.append(chr(int(digits, 16)) if digits else "\\x")
+            i += 2 + len(digits)
+        elif nxt in "uU":
+            digits = _take(body, i + 2, "0123456789abcdefABCDEF", 4 if nxt == "u" else 8)
+            try:
+                out.append(chr(int(digits, 16)) if digits else "\\" + nxt)
+            except (ValueError, OverflowError):
+                out.append("")
+            i += 2 + len(digits)
+        elif nxt in "01234567":
+            digits = _take(body, i + 1, "01234567", 3)
+            out.append(chr(int(digits, 8) & 0xFF))
+            i += 1 + len(digits)
+        elif nxt == "c" and i + 2 < len(body):
+            out.append(chr(ord(body[i + 2]) & 0x1F))
+            i += 3
+        else:
+            out.append("\\" + nxt)
+            i += 2
+    return "".join(out)
+
+
+def _take(s: str, start: int, allowed: str, limit: int) -> str:
+    end = start
+    while end < len(s) and end - start < limit and s[end] in allowed:
+        end += 1
+    return s[start:end]
+
+
+def expand_braces(text: str, limit: int = 256) -> list[str]:
+    """Bash brace expansion of ``a{b,c}d`` and ``{1..3}`` (bounded)."""
+    start = -1
+    depth = 0
+    for i, c in enumerate(text):
+        if c == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif c == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                body = text[start + 1 : i]
+                alts = _split_top(body)
+                if len(alts) == 1:
+                    rng = _range(body)
+                    if rng is None:
+                        continue
+                    alts = rng
+                head, tail = text[:start], text[i + 1 :]
+                out: list[str] = []
+                for alt in alts:
+                    for rest in expand_braces(head + alt + tail, limit):
+                        out.append(rest)
+                        if len(out) >= limit:
+                            return out
+                return out
+    return [text]
+
+
+def _split_top(body: str) -> list[str]:
+    alts: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for c in body:
+        if c == "," and depth == 0:
+            alts.append("".join(cur))
+            cur = []
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        cur.append(c)
+    alts.append("".join(cur))
+    return alts
+
+
+def _range(body: str) -> list[str] | None:
+    a, sep, b = body.partition("..")
+    if not sep:
+        return None
+    if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
+        x, y = int(a), int(b)
+        step = 1 if y >= x else -1
+        if abs(y - x) > 256:
+            return None
+        return [str(v) for v in range(x, y + step, step)]
+    if len(a) == 1 and len(b) == 1:
+        x, y = ord(a), ord(b)
+        step = 1 if y >= x else -1
+        return [chr(v) for v in range(x, y + step, step)]
+    return None
+
+
+# -- stdin: what feeds a shell ----------------------------------------------------------
+def _pipe_feed(produced: list[Command], upstream: list[Command], before: Stdin | None) -> Stdin:
+    """What the next stage of a pipeline reads, given the commands upstream of it."""
+    download = any(c.program in DOWNLOADERS for c in upstream) or bool(before and before.download)
+    download = download or any(
+        r.target is not None and r.target.text.startswith(("/dev/tcp/", "/dev/udp/"))
+        for c in upstream
+        for r in c.redirects
+    )
+    if download:
+        return Stdin("pipe", download=True)
+    real = [c for c in produced if c.argv and not c.transparent]
+    if (
+        len(real) == 1
+        and real[0].program in ("echo", "printf")
+        and all(not w.dynamic for w in real[0].argv[1:])
+    ):
+        words = [w.text for w in real[0].argv[1:]]
+        if real[0].program == "echo":
+            words = [w for w in words if w not in ("-n", "-e", "-E")]
+            return Stdin("pipe", text=" ".join(words))
+        return Stdin("pipe", text=decode_ansi_c(words[0]) if words else "")
+    if len(real) == 1 and real[0].program == "cat" and real[0].stdin is None:
+        return Stdin("pipe")  # a file's content: like running the file
+    return Stdin("pipe", opaque=True)
+
+
+def _stdin_from(redirects: tuple[Redirect, ...], walker: _Walker, ctx: _Ctx) -> Stdin | None:
+    for r in redirects:
+        if r.op == "<<<" and r.target is not None:
+            if r.target.download:
+                return Stdin("herestring", download=True)
+            if r.target.dynamic:
+                return Stdin("herestring", opaque=True)
+            return Stdin("herestring", text=r.target.text)
+        if r.op == "<<":
+            return Stdin("heredoc", text=r.heredoc or "")
+        if r.op == "<" and r.target is not None:
+            t = r.target
+            if t.download or t.text.startswith(("/dev/tcp/", "/dev/udp/")):
+                return Stdin("file", download=True)
+            return Stdin("file", opaque=t.subst)
+    return None
+
+
+# -- wrappers ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Wrapper:
+    with_arg: frozenset[str] = frozenset()  # options that take the next word
+    positional_before: int = 0  # plain words before the command (timeout's DURATION)
+    shell_flag: str | None = None  # an option whose value is a shell command string
+
+
+def _w(with_arg: str = "", positional: int = 0, shell_flag: str | None = None) -> _Wrapper:
+    return _Wrapper(frozenset(with_arg.split()), positional, shell_flag)
+
+
+WRAPPERS: dict[str, _Wrapper] = {
+    "env": _w("-u --unset -C --chdir -S --split-string"),
+    "nohup": _w(),
+    "timeout": _w("-s --signal -k --kill-after", positional=1),
+    "nice": _w("-n --adjustment"),
+    "time": _w("-f --format -o --output"),
+    "command": _w(),
+    "builtin": _w(),
+    "exec": _w("-a"),
+    "stdbuf": _w("-i -o -e --input --output --error"),
+    "setsid": _w(),
+    "ionice": _w("-c --class -n --classdata -p --pid"),
+    "chrt": _w(positional=1),
+    "taskset": _w(positional=1),
+    "flock": _w("-w --wait --timeout -E --conflict-exit-code", positional=1, shell_flag="-c"),
+    "chroot": _w("--userspec --groups", positional=1),
+    "strace": _w("-o -e -p -s -u -E -a -P -b -X"),
+    "ltrace": _w("-o -e -p -s -u -n -a"),
+    "unbuffer": _w(),
+    "busybox": _w(),
+    "toybox": _w(),
+    "noglob": _w(),
+    "caffeinate": _w(),
+    "catchsegv": _w(),
+    "script": _w(
+        "-E --echo -I --log-in -O --log-out -B --log-io -T --log-timing -t", shell_flag="-c"
+    ),
+    "doas": _w("-u -C"),
+    "sudo": _w(
+        "-u --user -g --group -h --host -p --prompt -C --close-from -D --chdir -r --role -t --type -T --command-timeout -U --other-user"
+    ),
+    "xargs": _w(
+        "-a --arg-file -d --delimiter -E --eof -I --replace -L --max-lines -n --max-args -P --max-procs -s --max-chars --process-slot-var"
+    ),
+    "watch": _w("-n --interval -d --differences -q --equexit -g --chgexit"),
+    "nsenter": _w("-t --target -S --setuid -G --setgid --wd -w"),
+    "unshare": _w("--map-user --map-group -S --setuid -G --setgid -w --wd"),
+    "firejail": _w(),
+    "sg": _w(positional=1),
+}
+
+
+def _unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | None:
+    """What a wrapper runs: ("argv", words) | ("script", code) | ("find", [argv...])."""
+    prog = cmd.program or ""
+    rest = list(cmd.argv[1:])
+    if prog == "find":
+        return _find_exec(rest)
+    spec = WRAPPERS.get(prog)
+    if spec is None:
+        return None
+    if prog == "command" and any(w.text in ("-v", "-V") for w in rest[:2]):
+        return None  # `command -v X` only looks X up
+    i = 0
+    positional = spec.positional_before
+    replace_str: str | None = None
+    watch_exec = False
+    while i < len(rest):
+        w = rest[i]
+        t = w.text
+        if t == "--":
+            i += 1
+            break
+        if prog == "env" and "=" in t and not t.startswith("-"):
+            i += 1
+            continue
+        if t.startswith("-") and len(t) > 1 and not w.dynamic:
+            opt, eq, val = t.partition("=")
+            if spec.shell_flag and opt == spec.shell_flag:
+                return ("script", rest[i + 1]) if i + 1 < len(rest) else None
+            if prog == "env" and opt in ("-S", "--split-string"):
+                split = val if eq else (rest[i + 1].text if i + 1 < len(rest) else "")
+                try:
+                    words = [literal_word(s) for s in shlex.split(split)]
+                except ValueError:
+                    words = [literal_word(DYN)]
+                tail = rest[i + (1 if eq else 2) :]
+                return ("argv", [*words, *tail])
+            if prog == "xargs":
+                if opt == "-I" and not eq:
+                    replace_str = rest[i + 1].text if i + 1 < len(rest) else "{}"
+                elif opt.startswith("-I"):
+                    replace_str = opt[2:]
+                elif opt == "--replace":
+                    replace_str = val if eq else "{}"
+                elif opt.startswith("-i"):
+                    replace_str = opt[2:] or "{}"
+            if prog == "watch" and opt in ("-x", "--exec"):
+                watch_exec = True
+            if opt in spec.with_arg and not eq:
+                i += 2
+            elif len(opt) > 2 and not opt.startswith("--") and opt[:2] in spec.with_arg:
+                i += 1  # -n10: the value is attached
+            else:
+                i += 1
+            continue
+        if positional:
+            positional -= 1
+            i += 1
+            continue
+        break
+    inner = rest[i:]
+    if prog == "xargs":
+        if not inner:
+            return None
+        if replace_str:
+            inner = [
+                replace(w, text=w.text.replace(replace_str, DYN)) if replace_str in w.text else w
+                for w in inner
+            ]
+        return ("argv", inner)
+    if prog == "watch" and not watch_exec:
+        if any(w.dynamic for w in inner):
+            return ("script", literal_word(DYN))
+        return ("script", literal_word(" ".join(w.text for w in inner))) if inner else None
+    if prog == "chroot" and not inner:
+        return ("argv", [literal_word("sh")])
+    return ("argv", inner)
+
+
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+def _find_exec(rest: list[Word]) -> tuple[str, list[list[Word]]] | None:
+    found: list[list[Word]] = []
+    i = 0
+    while i < len(rest):
+        if rest[i].text in _FIND_EXEC:
+            j = i + 1
+            argv: list[Word] = []
+            while j < len(rest) and rest[j].text not in (";", "+"):
+                w = rest[j]
+                argv.append(replace(w, text=w.text.replace("{}", DYN)) if "{}" in w.text else w)
+                j += 1
+            if argv:
+                found.append(argv)
+            i = j
+        i += 1
+    return ("find", found) if found else None
+
+
+# -- shells and interpreters ---------------------------------------------------------
+@dataclass(frozen=True)
+class Invocation:
+    code: Word | None = None  # -c / -e code
+    script: Word | None = None  # a script file
+    reads_stdin: bool = False
+
+
+def _interpreter(prog: str) -> bool:
+    return prog in INTERPRETERS or _python_like(prog)
+
+
+def _python_like(prog: str) -> bool:
+    return prog.startswith("python") and all(c.isdigit() or c == "." for c in prog[6:])
+
+
+def _code_flags(prog: str) -> tuple[str, ...]:
+    if prog in SHELLS:
+        return ("-c",)
+    if _python_like(prog):
+        return ("-c",)
+    base = "node" if prog == "nodejs" else "lua" if prog == "luajit" else prog
+    return CODE_FLAGS.get(base, ("-e",))
+
+
+_SHELL_OPTS_WITH_ARG = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+_INTERP_OPTS_WITH_ARG = frozenset({"-m", "-W", "-X", "-I", "-r", "--require", "-M", "-x"})
+
+
+def _invocation(cmd: Command, prog: str) -> Invocation:
+    """How a shell or interpreter gets its code."""
+    args = list(cmd.argv[1:])
+    code_flags = _code_flags(prog)
+    is_shell = prog in SHELLS
+    wants_code = False
+    stdin_flag = False
+    i = 0
+    while i < len(args):
+        t = args[i].text
+        if t == "--":
+            i += 1
+            break
+        if t == "-":
+            stdin_flag = True
+            i += 1
+            break
+        if t.startswith(("-", "+")) and len(t) > 1 and not args[i].dynamic:
+            if t in code_flags:
+                return Invocation(code=args[i + 1] if i + 1 < len(args) else literal_word(""))
+            if is_shell and not t.startswith("--") and "c" in t[1:]:
+                wants_code = True
+            elif is_shell and not t.startswith("--") and "s" in t[1:]:
+                stdin_flag = True
+            elif not is_shell and t[:2] in code_flags and len(t) > 2:
+                return Invocation(code=literal_word(t[2:]))  # python -cCODE
+            if (t in _SHELL_OPTS_WITH_ARG and is_shell) or (
+                t in _INTERP_OPTS_WITH_ARG and not is_shell
+            ):
+                if t == "-m" and not is_shell:
+                    return Invocation(script=args[i + 1] if i + 1 < len(args) else None)
+                i += 2
+                continue
+            i += 1
+            continue
+        break
+    positional = args[i:]
+    if wants_code:
+        return Invocation(code=positional[0] if positional else literal_word(""))
+    if stdin_flag or not positional:
+        return Invocation(reads_stdin=True)
+    return Invocation(script=positional[0])
+
+
+def _download_targets(cmd: Command) -> set[str]:
+    """Files a downloader command writes (``-o F``, ``-O F``, ``> F``, wget's default name)."""
+    files: set[str] = set()
+    cwd = cmd.cwd or "/"
+    args = cmd.argv[1:]
+    prog = cmd.program
+    names: list[str] = []
+    for i, w in enumerate(args):
+        t = w.text
+        nxt = args[i + 1].text if i + 1 < len(args) else None
+        if (prog == "curl" and t in ("-o", "--output") and nxt) or (
+            prog == "wget" and t in ("-O", "--output-document") and nxt
+        ):
+            names.append(nxt)
+        elif t.startswith("--output-document=") or t.startswith("--output="):
+            names.append(t.split("=", 1)[1])
+        elif prog == "wget" and t.startswith("-O") and len(t) > 2:
+            names.append(t[2:])
+    urls = [w.text for w in args if "://" in w.text]
+    if (prog == "wget" and not names) or (
+        prog == "curl" and any(w.text in ("-O", "--remote-name") for w in args)
+    ):
+        for u in urls:
+            base = posixpath.basename(u.split("?", 1)[0].rstrip("/"))
+            if base:
+                names.append(base)
+    for r in cmd.redirects:
+        if r.op in (">", ">>", ">|", "&>") and r.target is not None:
+            names.append(r.target.text)
+    for n in names:
+        if n and n != "-" and DYN not in n:
+            files.add(lexical(n, cwd))
+    return files
+
+
+def _fallback_words(text: str) -> list[str]:
+    try:
+        tokens = shlex.split(text, comments=False, posix=True)
+    except ValueError:
+        tokens = text.split()
+    words: list[str] = []
+    for tok in tokens:
+        for piece in expand_braces(tok):
+            for part in piece.replace("{", " ").replace("}", " ").replace(";", " ").split():
+                words.append(part)
+    return words

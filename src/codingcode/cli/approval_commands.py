@@ -1,0 +1,256 @@
+"""``codingcode check`` (dry run of the approval pipeline), ``rules`` and ``audit``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from codingcode.cli.tool_commands import ProjectOption, check_mode, parse_args_json, project_dir
+
+CheckModeOption = Annotated[
+    str | None,
+    typer.Option(
+        "--mode",
+        "-m",
+        help="Permission mode: default, acceptEdits, plan, bypass (default: the settings' defaultMode).",
+    ),
+]
+
+ScopeOption = Annotated[
+    str, typer.Option("--scope", help="Which settings file: local (default), project or user.")
+]
+
+
+def _dry_runner(project: Path) -> Any:
+    from codingcode.runner import build_runner
+
+    # A dry run writes nothing: no audit records, no rules.
+    return build_runner(project, mode=None, audit=False)
+
+
+async def _check_one(runner: Any, tool: str, args: Any, mode: str | None) -> dict[str, Any]:
+    from codingcode.errors import AgentError
+
+    saved = runner.mode
+    if mode:
+        runner.mode = mode
+    try:
+        decision = await runner.decide(tool, args, dry_run=True)
+        result: dict[str, Any] = decision.to_json()
+    except AgentError as exc:
+        result = {
+            "decision": "deny",
+            "layer": "validation",
+            "reason": exc.message,
+            "rule": None,
+        }
+    finally:
+        runner.mode = saved
+    return result
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("check")
+    def check_command(
+        tool: Annotated[str | None, typer.Argument(help="The tool, e.g. execute_command.")] = None,
+        args_json: Annotated[
+            str | None, typer.Argument(help="The arguments as a JSON object (- reads stdin).")
+        ] = None,
+        mode: CheckModeOption = None,
+        project: ProjectOption = None,
+        batch: Annotated[
+            bool,
+            typer.Option(
+                "--batch",
+                help='Read JSON lines {"tool", "args", "mode"} on stdin; one decision each.',
+            ),
+        ] = False,
+    ) -> None:
+        """Print what the approval pipeline would decide, as JSON (runs nothing, asks no one)."""
+        import anyio
+
+        from codingcode.cli import fail
+
+        root = project_dir(project)
+        if mode is not None:
+            check_mode(mode)
+        runner = _dry_runner(root)
+        if batch:
+            if tool is not None:
+                fail("--batch reads its calls from stdin; give no TOOL or ARGS_JSON.")
+            anyio.run(_batch, runner, mode)
+            return
+        if tool is None or args_json is None:
+            fail('give TOOL and ARGS_JSON, e.g. codingcode check read_file \'{"path": "x"}\'.')
+        assert tool is not None and args_json is not None
+        args = parse_args_json(args_json)
+        result = anyio.run(_check_one, runner, tool, args, mode)
+        typer.echo(json.dumps(result, ensure_ascii=False))
+
+    rules_app = typer.Typer(help="List, add and remove permission rules.", no_args_is_help=True)
+    app.add_typer(rules_app, name="rules")
+
+    @rules_app.command("list")
+    def rules_list(
+        project: ProjectOption = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print the rules as JSON.")] = False,
+    ) -> None:
+        """The preset rules and every rule from the settings files, with where it came from."""
+        from codingcode.approval.presets import PRESET_RULES
+        from codingcode.approval.rules import load_policy
+
+        root = project_dir(project)
+        policy = load_policy(root)
+        rows: list[dict[str, Any]] = [
+            {
+                "rule": r.text,
+                "id": r.id,
+                "action": r.action,
+                "priority": None,
+                "scope": "preset",
+                "source": "built in (cannot be removed)",
+                "meaning": r.meaning,
+                "neighbours": r.neighbours,
+            }
+            for r in PRESET_RULES
+        ]
+        for r in policy.rules:
+            rows.append(
+                {
+                    "rule": r.text,
+                    "id": None,
+                    "action": r.action,
+                    "priority": r.priority,
+                    "scope": r.scope.value if r.scope else "code",
+                    "source": r.source,
+                }
+            )
+        if as_json:
+            typer.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+            return
+        for row in rows:
+            label = row["id"] or f"p{row['priority']}"
+            typer.echo(f"{row['action']:5}  {label:4}  {row['scope']:7}  {row['rule']}")
+            if row["scope"] == "preset":
+                typer.echo(
+                    f"{'':20}{row['meaning']}"
+                    + (f"; also {row['neighbours']}" if row.get("neighbours") else "")
+                )
+
+    @rules_app.command("add")
+    def rules_add(
+        action: Annotated[str, typer.Argument(help="allow, ask or deny.")],
+        rule: Annotated[str, typer.Argument(help="The rule, e.g. 'execute_command(npm test *)'.")],
+        project: ProjectOption = None,
+        scope: ScopeOption = "local",
+        priority: Annotated[int, typer.Option("--priority", help="Higher wins; default 0.")] = 0,
+    ) -> None:
+        """Add a rule to a settings file (atomically)."""
+        from codingcode.approval.rules import RuleSyntaxError, add_rule
+        from codingcode.cli import fail
+
+        if action not in ("allow", "ask", "deny"):
+            fail(f"unknown action {action!r}; choose allow, ask or deny.")
+        root = project_dir(project)
+        path = _scope_path(scope, root)
+        try:
+            added = add_rule(path, action, rule, priority, project=root)  # type: ignore[arg-type]
+        except RuleSyntaxError as exc:
+            fail(f"invalid rule {rule!r}: {exc}.")
+            return
+        typer.echo(f"{'added' if added else 'already there'}: {action} {rule} ({path})")
+
+    @rules_app.command("remove")
+    def rules_remove(
+        rule: Annotated[str, typer.Argument(help="The rule text exactly as listed.")],
+        project: ProjectOption = None,
+        scope: ScopeOption = "local",
+    ) -> None:
+        """Remove a rule from a settings file. The nine preset rules cannot be removed."""
+        from codingcode.approval.rules import presets_match, remove_rule
+        from codingcode.cli import fail
+
+        preset = presets_match(rule)
+        if preset is not None:
+            fail(
+                f"{preset.id} ({preset.text}: {preset.meaning}) is a preset rule; the nine preset "
+                "rules are built in and cannot be removed or overridden."
+            )
+        root = project_dir(project)
+        path = _scope_path(scope, root)
+        removed = remove_rule(path, rule, project=root)
+        if not removed:
+            fail(f"no rule {rule!r} in {path} (see `codingcode rules list`).", code=1)
+        typer.echo(f"removed {removed} entr{'y' if removed == 1 else 'ies'}: {rule} ({path})")
+
+    @app.command("audit")
+    def audit_command(
+        decision: Annotated[
+            str | None, typer.Option("--decision", help="Only allow, deny, ask or continue.")
+        ] = None,
+        tool: Annotated[str | None, typer.Option("--tool", help="Only this tool (a glob).")] = None,
+        limit: Annotated[int, typer.Option("--limit", min=1, help="At most N records.")] = 50,
+        as_json: Annotated[bool, typer.Option("--json", help="JSON lines.")] = False,
+    ) -> None:
+        """The approval audit log: one record per layer decision, newest last."""
+        import datetime
+
+        from codingcode.approval.audit import AuditLog
+
+        log = AuditLog()
+        records = log.query(decision=decision, tool=tool, limit=limit)
+        for r in records:
+            if as_json:
+                typer.echo(json.dumps(r.to_json(), ensure_ascii=False))
+                continue
+            when = datetime.datetime.fromtimestamp(r.time).strftime("%Y-%m-%d %H:%M:%S")
+            rule = f" [{r.rule}]" if r.rule else ""
+            typer.echo(
+                f"{when}  {r.session}#{r.turn}  {r.tool:16} {r.layer:18} {r.decision:8} {r.reason}{rule}"
+            )
+        if not records and not as_json:
+            typer.echo("no audit records", err=True)
+
+
+def _scope_path(scope: str, project: Path) -> Path:
+    from codingcode.approval.rules import settings_path_for
+    from codingcode.cli import fail
+    from codingcode.config import Scope
+
+    try:
+        return settings_path_for(Scope(scope), project)
+    except ValueError:
+        fail(f"unknown scope {scope!r}; choose local, project or user.")
+        raise
+
+
+async def _batch(runner: Any, default_mode: str | None) -> None:
+    from codingcode.runner import PERMISSION_MODES
+
+    out = sys.stdout
+    for n, line in enumerate(sys.stdin, 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
+                raise ValueError(
+                    'each line must be an object with "tool", "args" and optionally "mode"'
+                )
+            mode = item.get("mode") or default_mode
+            if mode is not None and mode not in PERMISSION_MODES:
+                raise ValueError(f"unknown mode {mode!r}")
+            result = await _check_one(runner, item["tool"], item.get("args", {}), mode)
+        except (ValueError, json.JSONDecodeError) as exc:
+            result = {
+                "decision": "deny",
+                "layer": "input",
+                "reason": f"line {n}: {exc}",
+                "rule": None,
+            }
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+    out.flush()
