@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from importlib import import_module
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -19,7 +20,8 @@ from codingcode.errors import AgentError, ErrorKind
 app = typer.Typer(
     name="codingcode",
     help="A coding-agent runtime built around its tool system.",
-    no_args_is_help=True,
+    # Bare `codingcode` starts the interactive app (see the root callback).
+    invoke_without_command=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     # Plain help text: rendering it with rich costs ~200 ms of imports on every --help.
@@ -29,8 +31,8 @@ app = typer.Typer(
 #: Modules that add sub-commands; each has ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES = [
     "codingcode.cli.tool_commands",
-    "codingcode.cli.approval_commands",
     "codingcode.cli.trust_commands",
+    "codingcode.cli.agent_commands",
     "codingcode.cli.sandbox_commands",
 ]
 
@@ -43,12 +45,32 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option("--version", "-V", callback=_version, is_eager=True, help="Show the version."),
     ] = False,
+    project: Annotated[
+        Path | None,
+        typer.Option("--project", "-p", help="Interactive app: the project root (default: cwd)."),
+    ] = None,
+    mode: Annotated[
+        str,
+        typer.Option("--mode", "-m", help="Interactive app: default, acceptEdits, plan, bypass."),
+    ] = "default",
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="Interactive app: PROVIDER:MODEL, e.g. openai:gpt-4.1."),
+    ] = None,
 ) -> None:
-    """A coding-agent runtime built around its tool system."""
+    """A coding-agent runtime built around its tool system.
+
+    Without a command: the interactive agent in this terminal.
+    """
+    if ctx.invoked_subcommand is None:
+        from codingcode.cli.agent_commands import start_app
+
+        start_app(project, model, mode)
 
 
 def _register_commands() -> None:

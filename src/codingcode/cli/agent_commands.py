@@ -1,0 +1,483 @@
+"""``codingcode run "PROMPT"`` (headless) and the interactive app (bare ``codingcode``).
+
+Headless: prints the final answer on stdout (progress on stderr), an ``ask`` of the approval
+pipeline becomes a deny, ``--json`` prints a machine-readable transcript, and the exit code
+says how it went (0 answered, 1 failed or turn limit, 2 bad input / no model, 130 Ctrl-C).
+
+Interactive: prompt-toolkit input with history, the model's text rendered as Markdown while it
+streams, tool calls and results, the todo list, and the approval pipeline's confirmation
+prompt. Ctrl-C cancels the running prompt, not the session; Ctrl-D (or /exit) ends it.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from codingcode.cli.tool_commands import ModeOption, ProjectOption, check_mode, project_dir
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.live import Live
+
+    from codingcode.agent.session import AgentSession, Outcome
+    from codingcode.agent.transcript import AgentEvent, ToolCall
+
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="PROVIDER:MODEL, e.g. openai:gpt-4.1 or anthropic:claude-sonnet-4-5 "
+        "(default: $CODINGCODE_MODEL, then settings `model`).",
+    ),
+]
+
+
+# -- shared -----------------------------------------------------------------------------
+def summarize_args(call: ToolCall, limit: int = 100) -> str:
+    args = call.arguments if call.arguments is not None else call.raw_arguments
+    if isinstance(args, dict):
+        parts = []
+        for key, value in args.items():
+            shown = json.dumps(value, ensure_ascii=False)
+            parts.append(f"{key}={shown if len(shown) <= 60 else shown[:57] + '...'}")
+        text = ", ".join(parts)
+    else:
+        text = str(args)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def depth_of(session_id: str, root: str) -> int:
+    return session_id.count("/") - root.count("/")
+
+
+async def run_with_sigint(session: AgentSession, prompt: str) -> Outcome:
+    """Send ``prompt``; a Ctrl-C (SIGINT) cancels the running prompt instead of killing us.
+
+    The first Ctrl-C sets the session's cancel signal (running calls stop, their processes
+    are killed); a second one while it is still stopping interrupts for good.
+    """
+    import anyio
+
+    from codingcode.agent.session import first_error
+
+    result: list[Outcome] = []
+
+    async def watch(scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            count = 0
+            async for _ in signals:
+                count += 1
+                if count > 1:
+                    raise KeyboardInterrupt
+                session.cancel()
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch, tg.cancel_scope)
+            result.append(await session.send(prompt))
+            tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        raise first_error(group) from None
+    return result[0]
+
+
+def open_cli_session(
+    project: Path,
+    model: str | None,
+    mode: str,
+    sink: Callable[[AgentEvent], None],
+    confirmer: Any = None,
+    max_turns: int | None = None,
+) -> AgentSession:
+    from codingcode.agent import open_session, resolve_model
+    from codingcode.agent.session import DEFAULT_MAX_TURNS
+
+    spec = resolve_model(project, model)
+    return open_session(
+        project,
+        model=spec,
+        mode=mode,
+        sink=sink,
+        confirmer=confirmer,
+        max_turns=max_turns or DEFAULT_MAX_TURNS,
+    )
+
+
+def ignored_profile_notes(session: AgentSession) -> list[str]:
+    return [a.ignored for a in session.agents.values() if a.ignored]
+
+
+# -- headless -----------------------------------------------------------------------------
+class HeadlessReporter:
+    """Progress on stderr (one line per call), every event kept for --json."""
+
+    def __init__(self, root: str, *, quiet: bool, as_json: bool) -> None:
+        self.root = root
+        self.quiet = quiet
+        self.as_json = as_json
+        self.events: list[dict[str, Any]] = []
+
+    def __call__(self, event: AgentEvent) -> None:
+        from codingcode.agent.transcript import (
+            AgentTextDelta,
+            SubAgentFinished,
+            SubAgentStarted,
+            ToolCallFinished,
+            ToolCallStarted,
+            event_to_json,
+        )
+
+        if isinstance(event, AgentTextDelta):
+            return
+        if self.as_json:
+            self.events.append(event_to_json(event))
+        if self.quiet:
+            return
+        indent = "  " * depth_of(event.session_id, self.root)
+        if isinstance(event, ToolCallStarted):
+            typer.echo(f"{indent}> {event.call.name}({summarize_args(event.call)})", err=True)
+        elif isinstance(event, ToolCallFinished) and event.result.is_error:
+            first = event.result.content.strip().splitlines()[0] if event.result.content else ""
+            typer.echo(f"{indent}  ! {event.result.error_kind}: {first[:200]}", err=True)
+        elif isinstance(event, SubAgentStarted):
+            typer.echo(f"{indent}[sub-agent {event.agent} started]", err=True)
+        elif isinstance(event, SubAgentFinished):
+            typer.echo(f"{indent}[sub-agent {event.agent} finished]", err=True)
+
+
+def run_headless(
+    prompt: str,
+    *,
+    project: Path,
+    model: str | None,
+    mode: str,
+    as_json: bool,
+    quiet: bool,
+    max_turns: int | None,
+) -> int:
+    import anyio
+
+    from codingcode.agent.model import ModelError
+
+    holder: dict[str, Any] = {}
+
+    async def main() -> int:
+        reporter = HeadlessReporter("", quiet=quiet or as_json, as_json=as_json)
+        session = open_cli_session(project, model, mode, reporter, max_turns=max_turns)
+        reporter.root = session.session_id
+        holder["session"] = session
+        for note in ignored_profile_notes(session):
+            typer.echo(f"note: {note}", err=True)
+        try:
+            outcome = await run_with_sigint(session, prompt)
+        except ModelError as exc:
+            if as_json:
+                print_json(session, None, reporter, error=exc.message)
+                return 1
+            raise
+        finally:
+            await session.aclose()
+        if as_json:
+            print_json(session, outcome, reporter)
+        elif outcome.ok:
+            typer.echo(outcome.text)
+        else:
+            if outcome.text and outcome.status != "cancelled":
+                typer.echo(outcome.text)
+            typer.echo(f"error: {outcome.text}", err=True)
+        if outcome.status == "cancelled":
+            return 130
+        return 0 if outcome.ok else 1
+
+    return anyio.run(main)
+
+
+def print_json(
+    session: AgentSession,
+    outcome: Outcome | None,
+    reporter: HeadlessReporter,
+    error: str | None = None,
+) -> None:
+    payload = {
+        "ok": bool(outcome and outcome.ok),
+        "status": outcome.status if outcome else "error",
+        "answer": outcome.text if outcome and outcome.ok else None,
+        "error": error or (None if outcome is None or outcome.ok else outcome.text),
+        "model": str(session.model),
+        "session_id": session.session_id,
+        "mode": session.mode,
+        "turns": outcome.turns if outcome else 0,
+        "usage": (
+            {
+                "input_tokens": outcome.usage.input_tokens,
+                "output_tokens": outcome.usage.output_tokens,
+            }
+            if outcome
+            else None
+        ),
+        "messages": [m.to_json() for m in session.history],
+        "events": reporter.events,
+    }
+    typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+# -- interactive -------------------------------------------------------------------------
+class TerminalView:
+    """Renders a session's events with rich: streamed Markdown, calls, results, todos."""
+
+    def __init__(self, console: Console, root: str) -> None:
+        self.console = console
+        self.root = root
+        self.buffer = ""
+        self.live: Live | None = None
+
+    def _stop_live(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+        self.buffer = ""
+
+    def __call__(self, event: AgentEvent) -> None:
+        from rich.markdown import Markdown
+        from rich.markup import escape
+
+        from codingcode.agent.transcript import (
+            AgentMessage,
+            AgentTextDelta,
+            SubAgentFinished,
+            SubAgentStarted,
+            TodosChanged,
+            ToolCallFinished,
+            ToolCallStarted,
+        )
+
+        depth = depth_of(event.session_id, self.root)
+        indent = "  " * depth
+        if isinstance(event, AgentTextDelta):
+            if depth:  # a sub-agent's thinking aloud stays out of the main view
+                return
+            self.buffer += event.text
+            if self.live is None:
+                from rich.live import Live
+
+                self.live = Live(Markdown(self.buffer), console=self.console, refresh_per_second=12)
+                self.live.start()
+            else:
+                self.live.update(Markdown(self.buffer))
+        elif isinstance(event, AgentMessage):
+            if self.live is not None:
+                self.live.update(Markdown(self.buffer))
+            self._stop_live()
+        elif isinstance(event, ToolCallStarted):
+            self._stop_live()
+            self.console.print(
+                f"{indent}[bold cyan]●[/] [bold]{escape(event.call.name)}[/]"
+                f"([dim]{escape(summarize_args(event.call))}[/])"
+            )
+        elif isinstance(event, ToolCallFinished):
+            self.render_result(indent, event.result.content, event.result.is_error)
+        elif isinstance(event, TodosChanged):
+            self.render_todos(event.todos)
+        elif isinstance(event, SubAgentStarted):
+            self.console.print(f"{indent}[magenta]↳ sub-agent {escape(event.agent)}[/]")
+        elif isinstance(event, SubAgentFinished):
+            status = "finished" if event.ok else "stopped"
+            self.console.print(f"{indent}[magenta]↲ sub-agent {escape(event.agent)} {status}[/]")
+
+    def render_result(self, indent: str, content: str, is_error: bool) -> None:
+        from rich.markup import escape
+
+        lines = content.rstrip().splitlines() or ["(empty)"]
+        shown = lines[:4]
+        style = "red" if is_error else "dim"
+        for line in shown:
+            self.console.print(f"{indent}  [{style}]│ {escape(line[:160])}[/]")
+        if len(lines) > len(shown):
+            self.console.print(f"{indent}  [{style}]│ … {len(lines) - len(shown)} more lines[/]")
+
+    def render_todos(self, todos: list[dict[str, str]]) -> None:
+        from rich.markup import escape
+        from rich.panel import Panel
+
+        marks = {"completed": "[green]✔[/]", "in_progress": "[yellow]▶[/]", "pending": "☐"}
+        body = "\n".join(f"{marks.get(t['status'], '?')} {escape(t['step'])}" for t in todos)
+        done = sum(t["status"] == "completed" for t in todos)
+        self.console.print(
+            Panel(body or "(empty)", title=f"Todo {done}/{len(todos)}", expand=False)
+        )
+
+    def finish(self) -> None:
+        self._stop_live()
+
+
+class TerminalConfirmerApp:
+    """The approval pipeline's confirmation prompt, asked in the app (one at a time)."""
+
+    def __init__(self, console: Console, view: TerminalView) -> None:
+        import anyio
+
+        self.console = console
+        self.view = view
+        self.lock = anyio.Lock()
+
+    async def confirm(self, request: Any) -> Any:
+        from prompt_toolkit import PromptSession
+        from rich.markup import escape
+
+        from codingcode.approval.confirm import Answer, describe_call
+
+        async with self.lock:
+            self.view.finish()
+            self.console.print(
+                f"\n[bold yellow]?[/] [bold]{escape(request.call.tool)}[/] needs your approval: "
+                f"{escape(request.reason)}"
+            )
+            self.console.print(escape(describe_call(request.call)), highlight=False)
+            choices = {"a": Answer.ALLOW, "d": Answer.DENY}
+            label = "[a]llow once  [d]eny"
+            if request.suggested_rule:
+                choices |= {"w": Answer.ALWAYS, "n": Answer.NEVER}
+                label += "  al[w]ays  [n]ever"
+                self.console.print(
+                    f'[dim]always/never saves the rule "{escape(request.suggested_rule)}" to '
+                    ".codingcode/settings.local.json[/]"
+                )
+            words = {"allow": "a", "yes": "a", "y": "a", "deny": "d", "no": "d"}
+            words |= {"always": "w", "never": "n"} if request.suggested_rule else {}
+            session: PromptSession[str] = PromptSession()
+            while True:
+                try:
+                    reply = (await session.prompt_async(f"{label} > ")).strip().lower()
+                except (KeyboardInterrupt, EOFError):
+                    return Answer.DENY
+                key = words.get(reply, reply[:1] if len(reply) == 1 else reply)
+                if key in choices:
+                    return choices[key]
+                self.console.print(f"[dim]Answer one of: {label}[/]")
+
+
+HELP = """Commands: /help, /todos (show the task list), /tools (the tools offered), /exit.
+Ctrl-C cancels the running prompt; Ctrl-D or /exit quits."""
+
+
+def run_interactive(*, project: Path, model: str | None, mode: str) -> int:
+    import anyio
+
+    return anyio.run(_interactive, project, model, mode)
+
+
+async def _interactive(project: Path, model: str | None, mode: str) -> int:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory
+    from rich.console import Console
+
+    from codingcode.agent.model import ModelError
+    from codingcode.config import user_state_dir
+
+    console = Console(highlight=False)
+    view = TerminalView(console, "")
+    confirmer = TerminalConfirmerApp(console, view)
+    session = open_cli_session(project, model, mode, view, confirmer=confirmer)
+    view.root = session.session_id
+    history_file = user_state_dir() / "prompt-history"
+    history_file.parent.mkdir(parents=True, exist_ok=True)
+    prompt: PromptSession[str] = PromptSession(history=FileHistory(str(history_file)))
+    console.print(
+        f"[bold]codingcode[/] — {session.model} — mode {mode} — {project}\n[dim]{HELP}[/]"
+    )
+    for note in ignored_profile_notes(session):
+        console.print(f"[yellow]note:[/] {note}")
+    try:
+        while True:
+            try:
+                text = (await prompt.prompt_async("› ")).strip()
+            except KeyboardInterrupt:
+                continue
+            except EOFError:
+                break
+            if not text:
+                continue
+            if text in ("/exit", "/quit"):
+                break
+            if text == "/help":
+                console.print(HELP)
+                continue
+            if text == "/todos":
+                view.render_todos(session.state.todos)
+                continue
+            if text == "/tools":
+                console.print(", ".join(d.name for d in session.tools()))
+                continue
+            try:
+                outcome = await run_with_sigint(session, text)
+            except ModelError as exc:
+                view.finish()
+                console.print(f"[red]error:[/] {exc.message}")
+                continue
+            view.finish()
+            if outcome.status == "cancelled":
+                console.print("[yellow]Cancelled.[/] The session goes on.")
+            elif not outcome.ok:
+                console.print(f"[red]{outcome.text}[/]")
+    finally:
+        view.finish()
+        await session.aclose()
+    return 0
+
+
+# -- registration --------------------------------------------------------------------------
+def start_app(project: Path | None, model: str | None, mode: str) -> None:
+    """Bare ``codingcode``: the interactive app (called from the root callback)."""
+    from codingcode.cli import fail
+
+    root = project_dir(project)
+    mode = check_mode(mode)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        fail(
+            'the interactive app needs a terminal; for scripts use `codingcode run "PROMPT"` '
+            "(see `codingcode --help`)."
+        )
+    raise typer.Exit(run_interactive(project=root, model=model, mode=mode))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("run")
+    def run_command(
+        prompt: Annotated[str, typer.Argument(help="The task for the agent, or - to read stdin.")],
+        project: ProjectOption = None,
+        mode: ModeOption = "default",
+        model: ModelOption = None,
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print a machine-readable transcript as JSON.")
+        ] = False,
+        quiet: Annotated[
+            bool, typer.Option("--quiet", "-q", help="No progress lines on stderr.")
+        ] = False,
+        max_turns: Annotated[
+            int | None,
+            typer.Option("--max-turns", min=1, max=500, help="Stop after this many model turns."),
+        ] = None,
+    ) -> None:
+        """Run the agent on PROMPT without a terminal and print its final answer."""
+        from codingcode.cli import fail
+
+        text = sys.stdin.read() if prompt == "-" else prompt
+        if not text.strip():
+            fail("PROMPT is empty.")
+        code = run_headless(
+            text,
+            project=project_dir(project),
+            model=model,
+            mode=check_mode(mode),
+            as_json=as_json,
+            quiet=quiet,
+            max_turns=max_turns,
+        )
+        raise typer.Exit(code)

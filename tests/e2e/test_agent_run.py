@@ -1,0 +1,212 @@
+"""``codingcode run`` end to end: the real command against the fake model server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.agent.fake_model import FakeModelServer, Step, system_text, tool_names, tool_results
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeModelServer]:
+    server = FakeModelServer()
+    yield server
+    server.close()
+
+
+def env_for(fake: FakeModelServer, provider: str, tmp_path: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "ANTHROPIC_", "CODINGCODE_"))
+    }
+    env |= fake.env(provider)
+    env["CODINGCODE_CONFIG_DIR"] = str(tmp_path / "user-config")
+    env["CODINGCODE_STATE_DIR"] = str(tmp_path / "user-state")
+    env["CODINGCODE_MODEL"] = f"{provider}:fake-model"
+    return env
+
+
+def run(
+    args: list[str], project: Path, env: dict[str, str], timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "codingcode", *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_run_reads_and_edits_a_file(
+    project: Path, fake: FakeModelServer, tmp_path: Path, provider: str
+) -> None:
+    (project / "greet.py").write_text('print("hello")\n')
+    fake.script = [
+        Step(text="Let me look.", tool_calls=[("read_file", {"path": "greet.py"})]),
+        Step(
+            tool_calls=[
+                (
+                    "edit_file",
+                    {"path": "greet.py", "old_string": '"hello"', "new_string": '"hello, world"'},
+                )
+            ]
+        ),
+        Step(text="Changed the greeting to hello, world."),
+    ]
+    result = run(
+        ["run", "make it greet the world", "--mode", "acceptEdits"],
+        project,
+        env_for(fake, provider, tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Changed the greeting to hello, world."
+    assert (project / "greet.py").read_text() == 'print("hello, world")\n'
+    assert "> read_file(" in result.stderr and "> edit_file(" in result.stderr
+    bodies = fake.bodies()
+    assert 'print("hello")' in tool_results(bodies[1])[-1][0]
+    assert str(project) in system_text(bodies[0])
+
+
+def test_headless_ask_becomes_deny(project: Path, fake: FakeModelServer, tmp_path: Path) -> None:
+    """In default mode an edit needs confirmation; with no one to ask, it is denied."""
+    (project / "a.txt").write_text("old\n")
+    fake.script = [
+        Step(tool_calls=[("write_file", {"path": "a.txt", "content": "new\n"})]),
+        Step(text="I could not write it."),
+    ]
+    result = run(["run", "overwrite a.txt"], project, env_for(fake, "openai", tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert (project / "a.txt").read_text() == "old\n"
+    denial, _ = tool_results(fake.bodies()[1])[-1]
+    assert "denied" in denial.lower()
+
+
+def test_json_transcript(project: Path, fake: FakeModelServer, tmp_path: Path) -> None:
+    (project / "n.txt").write_text("42\n")
+    fake.script = [
+        Step(tool_calls=[("read_file", {"path": "n.txt"}), ("search_files", {"pattern": "*.txt"})]),
+        Step(text="The number is 42."),
+    ]
+    result = run(["run", "what number?", "--json"], project, env_for(fake, "anthropic", tmp_path))
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["ok"] is True and payload["status"] == "answered"
+    assert payload["answer"] == "The number is 42." and payload["turns"] == 2
+    assert payload["model"] == "anthropic:fake-model"
+    roles = [m["role"] for m in payload["messages"]]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    kinds = [e["type"] for e in payload["events"]]
+    assert kinds.count("tool_call_started") == 2 and kinds.count("tool_call_finished") == 2
+    # Both calls of the one response were sent back together, in order.
+    results = tool_results(fake.bodies()[1])
+    assert "42" in results[0][0] and "n.txt" in results[1][0]
+
+
+def test_sub_agent_through_the_cli(project: Path, fake: FakeModelServer, tmp_path: Path) -> None:
+    (project / "lib.py").write_text("VALUE = 7\n")
+    fake.script = [
+        Step(tool_calls=[("dispatch_agent", {"agent": "explore", "prompt": "Find VALUE."})]),
+        Step(tool_calls=[("search_code", {"pattern": "VALUE"})]),
+        Step(text="VALUE is 7 in lib.py:1."),
+        Step(text="VALUE is 7."),
+    ]
+    result = run(["run", "what is VALUE?", "--json"], project, env_for(fake, "openai", tmp_path))
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["answer"] == "VALUE is 7."
+    sub_events = [e for e in payload["events"] if "/explore-1" in e["session_id"]]
+    assert any(
+        e["type"] == "tool_call_started" and e["call"]["name"] == "search_code" for e in sub_events
+    )
+    assert "lib.py:1" in tool_results(fake.bodies()[2])[-1][0]
+    assert "dispatch_agent" not in tool_names(fake.bodies()[1])
+    assert tool_results(fake.bodies()[3])[-1][0] == "VALUE is 7 in lib.py:1."
+
+
+def test_no_model_configured(project: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODINGCODE_")}
+    env["CODINGCODE_CONFIG_DIR"] = str(tmp_path / "cfg")
+    result = run_cli(["run", "hi"], cwd=project, env=env)
+    assert result.code == 2
+    assert "No model is configured" in result.stderr and "--model" in result.stderr
+    assert "`codingcode tool` and `codingcode mcp` need no model" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_model_unreachable(project: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODINGCODE_"))}
+    env |= {
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+        "OPENAI_API_KEY": "x",
+        "CODINGCODE_CONFIG_DIR": str(tmp_path / "cfg"),
+        "OPENAI_MAX_RETRIES": "0",
+    }
+    result = run_cli(["run", "hi", "--model", "openai:m"], cwd=project, env=env)
+    assert result.code == 1
+    assert "Cannot reach the model endpoint" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_turn_limit_exit_code(project: Path, fake: FakeModelServer, tmp_path: Path) -> None:
+    (project / "f").write_text("x")
+    fake.script = [Step(tool_calls=[("read_file", {"path": "f"})]) for _ in range(2)]
+    result = run(["run", "loop", "--max-turns", "2"], project, env_for(fake, "openai", tmp_path))
+    assert result.returncode == 1
+    assert "Stopped after 2 model turns" in result.stderr
+
+
+def test_ctrl_c_cancels_and_kills_the_command(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    token = "73.4561"
+    fake.script = [
+        Step(tool_calls=[("execute_command", {"command": f"touch started; exec sleep {token}"})]),
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codingcode", "run", "sleep", "--mode", "bypass"],
+        cwd=project,
+        env=env_for(fake, "openai", tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (project / "started").exists():
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        assert _running(token)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert not _running(token)
+
+
+def _running(token: str) -> bool:
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if token in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode():
+                    return True
+            except OSError:
+                continue
+    return False
