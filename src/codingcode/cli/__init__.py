@@ -31,6 +31,7 @@ app = typer.Typer(
 #: Modules that add sub-commands; each has ``register(app: typer.Typer) -> None``.
 COMMAND_MODULES = [
     "codingcode.cli.tool_commands",
+    "codingcode.cli.approval_commands",
     "codingcode.cli.trust_commands",
     "codingcode.cli.agent_commands",
     "codingcode.cli.sandbox_commands",
