@@ -130,5 +130,27 @@ def test_trust_filter_refuses_only_project_stdio(project: Path, tmp_path: Path) 
     untrusted = project_trust_filter(False)
     reason = untrusted(stdio)
     assert reason is not None and "codingcode trust" in reason
-    assert untrusted(http) is None and untrusted(user) is None
+    assert untrusted(http) is not None  # an HTTP server is where data would go: a grant too
+    assert untrusted(user) is None
     assert project_trust_filter(True)(stdio) is None
+    per_file = project_trust_filter(lambda path: path.name == ".mcp.json")
+    assert per_file(stdio) is None and per_file(http) is not None
+
+
+def test_trust_store_filter_follows_trust_records(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codingcode.mcp.config import trust_store_filter
+    from codingcode.trust import TrustStore
+
+    monkeypatch.setenv("CODINGCODE_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("CODINGCODE_TRUST_ALL", raising=False)
+    _write(project / ".mcp.json", {"mcpServers": {"p": {"command": "x"}}})
+    server = parse_server(
+        "p", {"command": "x"}, scope=Scope.PROJECT, source=project / ".mcp.json", env={}
+    )
+    assert trust_store_filter(project)(server) is not None
+    TrustStore().trust(project)
+    assert trust_store_filter(project)(server) is None
+    _write(project / ".mcp.json", {"mcpServers": {"p": {"command": "changed"}}})
+    assert trust_store_filter(project)(server) is not None

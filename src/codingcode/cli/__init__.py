@@ -35,6 +35,7 @@ COMMAND_MODULES = [
     "codingcode.cli.trust_commands",
     "codingcode.cli.agent_commands",
     "codingcode.cli.sandbox_commands",
+    "codingcode.cli.mcp_commands",
 ]
 
 

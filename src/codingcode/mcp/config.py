@@ -231,18 +231,32 @@ def load_mcp_servers(
 StartFilter = Callable[[McpServerConfig], str | None]
 
 
-def project_trust_filter(project_trusted: bool) -> StartFilter:
-    """Refuse the project's stdio servers (code a cloned repository would run) until trusted.
+def project_trust_filter(trusted: bool | Callable[[Path], bool]) -> StartFilter:
+    """Refuse the project's servers until the user trusts the file that configures them.
 
-    HTTP servers run no local code, so they pass; user-scope servers are the user's own.
+    ``trusted`` is one answer for the whole project, or a check per source file (such as
+    ``lambda path: TrustStore().is_trusted(project, path)``). A project's stdio server is
+    code a cloned repository would run; its HTTP server is where the agent would send
+    data: both are grants. User-scope servers are the user's own and always start.
     """
 
     def allow(server: McpServerConfig) -> str | None:
-        if project_trusted or not server.project_scoped or server.transport != "stdio":
+        if not server.project_scoped:
+            return None
+        ok = trusted(server.source) if callable(trusted) else trusted
+        if ok:
             return None
         return (
-            f"not started: {server.source.name} is project configuration and this project is "
-            "not trusted (run `codingcode trust` to allow it)"
+            f"not started: {server.source.name} is project configuration that is not trusted "
+            "(review it, then run `codingcode trust` to allow it)"
         )
 
     return allow
+
+
+def trust_store_filter(project: Path) -> StartFilter:
+    """The start filter of the user's trust records for ``project`` (workspace trust)."""
+    from codingcode.trust import TrustStore
+
+    store = TrustStore()
+    return project_trust_filter(lambda path: store.is_trusted(project, path))
