@@ -1,0 +1,149 @@
+"""The interactive app in a real terminal (tmux): a confirmation answered "always", the rule
+it saved, Ctrl-C cancelling a prompt without ending the session, and /exit."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.agent.fake_model import FakeModelServer, Step, tool_results
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
+]
+
+
+class Tmux:
+    def __init__(self, name: str, command: str) -> None:
+        self.name = name
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "50", command],
+            check=True,
+        )
+
+    def screen(self) -> str:
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-J", "-S", "-200", "-t", self.name],
+            capture_output=True,
+            text=True,
+        ).stdout
+
+    def send(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+
+    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 20) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.screen()
+            if predicate(text):
+                return text
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}; screen:\n{text}")
+            time.sleep(0.1)
+
+    def wait_text(self, needle: str, timeout: float = 20) -> str:
+        return self.wait_for(lambda s: needle in s, repr(needle), timeout)
+
+    def wait_prompt(self, timeout: float = 20) -> str:
+        """Wait until the input prompt is the last thing on screen (ready for a line)."""
+        return self.wait_for(lambda s: s.rstrip().endswith("›"), "the prompt", timeout)
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeModelServer]:
+    server = FakeModelServer()
+    yield server
+    server.close()
+
+
+def test_interactive_confirmation_always_saves_a_rule(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    plan = [
+        {"step": "write out.txt", "status": "completed"},
+        {"step": "report", "status": "in_progress"},
+    ]
+    fake.script = [
+        Step(
+            text="I will write the file.",
+            tool_calls=[
+                ("write_file", {"path": "out.txt", "content": "hi\n"}),
+                ("todo_write", {"plan": plan}),
+            ],
+        ),
+        Step(text="Wrote **out.txt** for you."),
+        # second prompt: the same call again, now allowed by the saved rule (no prompt)
+        Step(tool_calls=[("write_file", {"path": "out.txt", "content": "again\n"})]),
+        Step(text="Second write done."),
+        # third prompt: hangs until Ctrl-C
+        Step(text="Thinking for a long time", hang=True),
+        Step(text="Still here after the cancel."),
+    ]
+    env = {
+        **fake.env("openai"),
+        "CODINGCODE_CONFIG_DIR": str(tmp_path / "cfg"),
+        "CODINGCODE_STATE_DIR": str(tmp_path / "state"),
+        "CODINGCODE_MODEL": "openai:fake-model",
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
+    exit_file = tmp_path / "exit-code"
+    command = (
+        "env "
+        + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        + f" {shlex.quote(sys.executable)} -m codingcode --project {shlex.quote(str(project))}"
+        + f"; echo $? > {shlex.quote(str(exit_file))}; sleep 30"
+    )
+    term = Tmux(f"cc-test-{os.getpid()}-{int(time.monotonic() * 1000)}", command)
+    try:
+        term.wait_prompt()
+        term.send("please write the file", "Enter")
+        screen = term.wait_text("al[w]ays")
+        assert "write_file needs your approval" in screen
+        assert 'saves the rule "write_file(out.txt)"' in screen
+        assert "Todo 1/2" in screen  # the todo list, rendered
+        assert not (project / "out.txt").exists()
+        term.send("w", "Enter")
+        term.wait_text("Wrote out.txt for you.")  # Markdown rendered: no ** left
+        term.wait_prompt()
+        assert (project / "out.txt").read_text() == "hi\n"
+        saved = json.loads((project / ".codingcode" / "settings.local.json").read_text())
+        assert "write_file(out.txt)" in saved["permissions"]["allow"]
+
+        term.send("again", "Enter")
+        screen = term.wait_text("Second write done.")
+        term.wait_prompt()
+        assert screen.count("needs your approval") == 1  # the saved rule allowed it
+        assert (project / "out.txt").read_text() == "again\n"
+
+        term.send("think hard", "Enter")
+        term.wait_text("Thinking for a long time")
+        term.send("C-c")
+        term.wait_text("Cancelled. The session goes on.")
+        term.wait_prompt()
+        term.send("are you there?", "Enter")
+        term.wait_text("Still here after the cancel.")
+        term.wait_prompt()
+
+        term.send("/exit", "Enter")
+        deadline = time.monotonic() + 15
+        while not exit_file.exists():
+            assert time.monotonic() < deadline, term.screen()
+            time.sleep(0.1)
+        assert exit_file.read_text().strip() == "0"
+    finally:
+        term.close()
+    # The model saw the tool results of the first prompt (the write succeeded).
+    assert "Created out.txt" in tool_results(fake.bodies()[1])[0][0]
