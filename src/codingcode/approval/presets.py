@@ -19,11 +19,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from codingcode.approval import shell
-from codingcode.approval.paths import (
-    classify_glob,
-    classify_path,
-    lexical,
-)
+from codingcode.approval.paths import classify_glob, classify_path, has_glob, lexical
 
 
 @dataclass(frozen=True)
@@ -285,7 +281,7 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
         for w in args:
             bit = setid_bits(w.text)
             if bit:
-                yield "R4", f"chmod {w.text} sets the {bit} bit"
+                yield "R4", f"chmod {w.text} sets the {bit} bit{'s' if ' and ' in bit else ''}"
     elif prog in ("install", "mkdir"):
         for i, w in enumerate(args):
             mode = None
@@ -353,8 +349,8 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
             if rid in ("R6", "R7") and prog in METADATA_ONLY:
                 continue
             yield rid, why
-        # --file=/etc/passwd and -f/etc/passwd style values
-        if w.text.startswith("-") and "=" in w.text and not w.dynamic:
+        # --file=/etc/passwd and dd's if=/etc/passwd style values
+        if "=" in w.text and not w.dynamic:
             value = w.text.split("=", 1)[1]
             yield from _word_paths(shell.literal_word(value), cwd, f"{prog} option")
 
@@ -426,7 +422,7 @@ def setid_bits(mode: str | None) -> str | None:
                     found.add("setgid")
     if not found:
         return None
-    return " and ".join(sorted(found, key=lambda b: b != "setuid"))
+    return " and ".join(sorted(found, key=lambda b: b != "setuid"))  # "setuid and setgid"
 
 
 _ROOT_ENTRIES = ("bin", "boot", "etc", "home", "lib", "usr", "var")
@@ -472,21 +468,28 @@ def _root_delete(c: shell.Command) -> Iterator[Finding]:
 
 
 def _is_root_target(w: shell.Word, cwd: str | None) -> str | None:
+    """'root' when the word names /, 'maybe' when it does if a variable is empty."""
     base = cwd or "/"
-    if not w.dynamic and not w.glob:
+    if not w.dynamic:
+        if w.glob:
+            return "root" if _root_glob(w.pattern, base) else None
         if cwd is None and not w.text.startswith(("/", "~")):
             return None
         return "root" if lexical(w.text, base) == "/" else None
-    if w.glob:
-        pattern = lexical(w.pattern, base)
-        if pattern == "/":
-            return "root"
-        parent, _, leaf = pattern.rpartition("/")
-        if (parent or "/") == "/" or lexical(parent or "/", "/") == "/":
-            matched = sum(1 for e in _ROOT_ENTRIES if fnmatch.fnmatchcase(e, leaf))
-            if matched >= 2:
-                return "root"
     empty = w.empty_form
-    if w.dynamic and empty and empty.startswith("/") and lexical(empty, base) == "/":
+    if empty.startswith("/") and (
+        lexical(empty, "/") == "/" or (has_glob(empty) and _root_glob(empty, "/"))
+    ):
         return "maybe"
     return None
+
+
+def _root_glob(pattern: str, base: str) -> bool:
+    """A glob that expands to the root's own entries (``/*``, ``/usr/../*``)."""
+    absolute = lexical(pattern, base)
+    if absolute == "/":
+        return True
+    parent, _, leaf = absolute.rpartition("/")
+    if lexical(parent or "/", "/") != "/":
+        return False
+    return sum(1 for e in _ROOT_ENTRIES if fnmatch.fnmatchcase(e, leaf)) >= 2

@@ -929,7 +929,10 @@ def _unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | 
             continue
         if t.startswith("-") and len(t) > 1 and not w.dynamic:
             opt, eq, val = t.partition("=")
-            if spec.shell_flag and opt == spec.shell_flag:
+            combined = (
+                not opt.startswith("--") and spec.shell_flag and spec.shell_flag[1] in opt[1:]
+            )
+            if spec.shell_flag and (opt == spec.shell_flag or combined):
                 return ("script", rest[i + 1]) if i + 1 < len(rest) else None
             if prog == "env" and opt in ("-S", "--split-string"):
                 split = val if eq else (rest[i + 1].text if i + 1 < len(rest) else "")
@@ -1085,8 +1088,10 @@ def _download_targets(cmd: Command) -> set[str]:
     for i, w in enumerate(args):
         t = w.text
         nxt = args[i + 1].text if i + 1 < len(args) else None
-        if (prog == "curl" and t in ("-o", "--output") and nxt) or (
-            prog == "wget" and t in ("-O", "--output-document") and nxt
+        if (
+            (prog == "curl" and t in ("-o", "--output") and nxt)
+            or (prog == "wget" and t in ("-O", "--output-document") and nxt)
+            or (prog not in ("curl", "wget") and t in ("-o", "-O", "--out", "--output") and nxt)
         ):
             names.append(nxt)
         elif t.startswith("--output-document=") or t.startswith("--output="):
