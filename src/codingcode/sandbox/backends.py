@@ -213,8 +213,9 @@ class BubblewrapBackend:
         ]
         if network:
             args += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
-        if policy.mode is SandboxMode.WORKSPACE_WRITE:
-            args += ["--bind", str(policy.project), str(policy.project)]
+        # Bound even when read-only: a project under /tmp would vanish under the private /tmp.
+        bind = "--bind" if policy.mode is SandboxMode.WORKSPACE_WRITE else "--ro-bind"
+        args += [bind, str(policy.project), str(policy.project)]
         for root in policy.writable_roots:
             args += ["--bind-try", str(root), str(root)]
         if policy.mode is SandboxMode.WORKSPACE_WRITE:

@@ -84,8 +84,13 @@ def confine(spec: dict[str, Any], *, private_netns: bool) -> None:
     kernel.set_no_new_privs()
     kernel.drop_all_capabilities()
     scoped = kernel.SCOPE_SIGNAL | (0 if network else kernel.SCOPE_ABSTRACT_UNIX_SOCKET)
+    # In a private network namespace TCP reaches only the sandbox's own loopback, so a
+    # test suite's local server may bind and connect; without one, Landlock refuses TCP.
     kernel.landlock_restrict(
-        abi=abi, rules=landlock_rules(spec, abi), handle_tcp=not network, scoped=scoped
+        abi=abi,
+        rules=landlock_rules(spec, abi),
+        handle_tcp=not network and not private_netns,
+        scoped=scoped,
     )
     families = seccomp.socket_families(network=network, private_netns=private_netns)
     kernel.install_seccomp(seccomp.build_filter(families))
