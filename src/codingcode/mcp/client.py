@@ -327,6 +327,8 @@ class ServerConnection:
         self.tools: list[types.Tool] = []
         self.server_info: str = ""
         self.restarts = 0
+        #: How many list_changed notifications led to a re-list.
+        self.refreshes = 0
         self._tg = task_group
         self._on_tools_changed = on_tools_changed
         self._attempt: _Attempt | None = None
@@ -483,6 +485,7 @@ class ServerConnection:
                     tools = await self._list_tools(client)
             except Exception:  # keep the old list; the next notification tries again
                 continue
+            self.refreshes += 1
             self._set_tools(tools)
 
     async def _list_tools(self, client: Any) -> list[types.Tool]:
