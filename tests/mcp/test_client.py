@@ -210,3 +210,23 @@ async def test_streamable_http(tmp_path: Path) -> None:
                 assert "42" in await service.call("web:add", {"a": 40, "b": 2})
         finally:
             proc.terminate()
+
+
+async def test_open_project_mcp_follows_trust(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    from codingcode.mcp.client import open_project_mcp
+
+    monkeypatch.setenv("CODINGCODE_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("CODINGCODE_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("CODINGCODE_TRUST_ALL", raising=False)
+    raw = {"command": sys.executable, "args": [str(SERVERS / "paged_server.py")]}
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"paged": raw}}))
+    service = ToolService()
+    async with open_project_mcp(project, service) as mcp:
+        assert mcp.servers["paged"].state is ServerState.SKIPPED
+        assert "not trusted" in mcp.notes()[0] and "paged:t0" not in service
+    async with open_project_mcp(project, service, trusted=True) as mcp:
+        assert mcp.notes() == [] and "paged:t0" in service

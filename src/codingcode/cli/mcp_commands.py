@@ -76,6 +76,13 @@ def serve_command(
 
     root = project_dir(project)
     server = build_tool_server(root, mode=check_mode(mode) if mode else None)
+    ignored = getattr(server.headless, "ignored_grants", None)
+    if ignored:  # workspace trust: say once what the untrusted project would have granted
+        _say(
+            "codingcode MCP: ignored untrusted project grants ("
+            + "; ".join(ignored)
+            + "); run `codingcode trust` to allow them."
+        )
     if http is None:
         anyio.run(serve_stdio, server)
         return

@@ -670,3 +670,38 @@ class McpManager:
 
     def tool_definitions(self) -> list[ToolDefinition]:
         return [d for conn in self.servers.values() for d in conn.tool_definitions()]
+
+    def notes(self) -> list[str]:
+        """One line per server that is not running (skipped or failed), for the user."""
+        return [
+            f"MCP server {conn.name!r} {conn.state.value}: {conn.error}"
+            for conn in self.servers.values()
+            if conn.state in (ServerState.SKIPPED, ServerState.FAILED)
+        ]
+
+
+@contextlib.asynccontextmanager
+async def open_project_mcp(
+    project: Path,
+    service: ToolService,
+    *,
+    trusted: bool | None = None,
+) -> AsyncIterator[McpManager]:
+    """The project's MCP servers for one session, their tools registered in ``service``.
+
+    ``trusted=None`` follows the user's trust records (workspace trust): a project's own
+    servers start only once the file that configures them is trusted; True/False decide for
+    the whole project. Use around the session::
+
+        async with open_project_mcp(project, service) as mcp:
+            for line in mcp.notes(): print(line, file=sys.stderr)
+            ...  # create_session_tool_resolver(service, ...) sees the server:tool tools
+    """
+    from codingcode.mcp.config import load_mcp_servers, project_trust_filter, trust_store_filter
+
+    configs = load_mcp_servers(project)
+    start_filter = trust_store_filter(project) if trusted is None else project_trust_filter(trusted)
+    async with McpManager(
+        configs, project=project, service=service, start_filter=start_filter
+    ) as m:
+        yield m
