@@ -237,11 +237,11 @@ async def run_command_hook(hook: CommandHook, call: ToolCall) -> HookAnswer:
                 await proc.wait()
         timed_out = scope.cancelled_caught
     finally:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            with anyio.CancelScope(shield=True):
-                await proc.wait()
+        # The hook's whole process group goes, whatever happened (timeout, cancellation).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with anyio.CancelScope(shield=True):
+            await proc.aclose()
     if timed_out:
         return HookAnswer(
             "ask",

@@ -40,7 +40,7 @@ PRESET_RULES: tuple[PresetRule, ...] = (
         "sudo",
         "deny",
         "no privilege escalation",
-        "su, doas, pkexec, run0, sudoedit, runuser, calife",
+        "su, doas, pkexec, run0, sudoedit, runuser, calife, systemd-run (without --user)",
     ),
     PresetRule(
         "R3",
@@ -267,6 +267,8 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
     # R2
     if prog in PRIVILEGE:
         yield "R2", f"{prog} runs a command with other privileges"
+    elif prog == "systemd-run" and not any(w.text == "--user" for w in args):
+        yield "R2", "systemd-run starts a system service, as root unless told otherwise"
     # R5
     if prog in SHUTDOWN:
         yield "R5", f"{prog} stops or restarts the machine"
@@ -323,6 +325,9 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
         if t.text == "/dev/null":
             continue
         yield from _word_paths(t, cwd, f"the redirect {r.op}")
+    # an interpreter reading its script from a here-doc / here-string / echo
+    if prog is not None and shell._interpreter(prog) and c.stdin is not None and c.stdin.text:
+        yield from _code_text_findings(c.stdin.text)
     # R6–R9 through arguments
     if prog is None and not c.argv:
         return

@@ -823,8 +823,10 @@ def _pipe_feed(produced: list[Command], upstream: list[Command], before: Stdin |
     ):
         words = [w.text for w in real[0].argv[1:]]
         if real[0].program == "echo":
+            escapes = "-e" in words
             words = [w for w in words if w not in ("-n", "-e", "-E")]
-            return Stdin("pipe", text=" ".join(words))
+            text = " ".join(words)
+            return Stdin("pipe", text=decode_ansi_c(text) if escapes else text)
         return Stdin("pipe", text=decode_ansi_c(words[0]) if words else "")
     if len(real) == 1 and real[0].program == "cat" and real[0].stdin is None:
         return Stdin("pipe")  # a file's content: like running the file
