@@ -12,6 +12,17 @@ import pytest
 from codingcode.tools import ToolExecCtx, ToolService
 
 
+@pytest.fixture(autouse=True)
+def _private_user_dirs(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test reads or writes the real user's settings, trust records or audit log."""
+    home = tmp_path_factory.mktemp("user")
+    monkeypatch.setenv("CODINGCODE_CONFIG_DIR", str(home / "config"))
+    monkeypatch.setenv("CODINGCODE_STATE_DIR", str(home / "state"))
+    monkeypatch.delenv("CODINGCODE_TRUST_ALL", raising=False)
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """An empty project directory (a real path, symlinks resolved)."""

@@ -22,7 +22,9 @@ def test_tool_call_prints_the_output(project: Path) -> None:
 def test_args_from_stdin_and_project_option(project: Path, tmp_path: Path) -> None:
     content = "x" * 300_000  # too large for a comfortable command-line argument
     args = json.dumps({"path": "big.txt", "content": content})
-    r = run_cli(["tool", "write_file", "-", "--project", str(project)], cwd=tmp_path, input=args)
+    # acceptEdits: headless, a write needs a mode or a rule that allows it (approval).
+    argv = ["tool", "write_file", "-", "--project", str(project), "--mode", "acceptEdits"]
+    r = run_cli(argv, cwd=tmp_path, input=args)
     assert r.code == 0, r.stderr
     assert (project / "big.txt").read_text() == content
 
