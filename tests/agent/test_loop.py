@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -270,3 +271,29 @@ async def test_model_error_is_clear(project: Path, fake: FakeModelServer, model_
     session = make_session(project, model_env)
     with pytest.raises(ModelError, match=r"HTTP 400.*model overloaded"):
         await session.send("hi")
+
+
+async def test_mcp_style_names_are_valid_on_the_wire(
+    project: Path, fake: FakeModelServer, model_env: str
+) -> None:
+    """`server:tool` is not a valid API tool name; it goes out as server__tool and comes back."""
+
+    @tool(name="srv:echo")
+    async def echo(text: str) -> str:
+        """Echo the text."""
+        return f"echo: {text}"
+
+    service = ToolService.default()
+    service.register(echo)
+    fake.script = [Step(tool_calls=[("srv__echo", {"text": "hi"})]), Step(text="done")]
+    events: list[AgentEvent] = []
+    session = make_session(project, model_env, events, service=service, mode="bypass")
+    assert (await session.send("echo")).ok
+    import re
+
+    names = tool_names(fake.bodies()[0])
+    assert "srv__echo" in names and all(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", n) for n in names)
+    assert tool_results(fake.bodies()[1])[-1][0] == "echo: hi"
+    assert [e.call.name for e in events if isinstance(e, ToolCallStarted)] == ["srv:echo"]
+    # The history sent back uses the wire name too.
+    assert "srv:echo" not in json.dumps(fake.bodies()[1]["messages"])

@@ -210,3 +210,31 @@ def _running(token: str) -> bool:
             except OSError:
                 continue
     return False
+
+
+def test_project_mcp_server_tools_reach_the_model(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    """A trusted project's .mcp.json server: its tools are offered and called through run."""
+    server = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "tiny_server.py"
+    (project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"tiny": {"command": sys.executable, "args": [str(server)]}}})
+    )
+    env = env_for(fake, "anthropic", tmp_path)
+    fake.script = [Step(text="nothing to do")]
+    untrusted = run(["run", "hi"], project, env)
+    assert untrusted.returncode == 0, untrusted.stderr
+    assert "note: MCP server 'tiny'" in untrusted.stderr  # not started, and it says so
+    assert not any(n.startswith("tiny") for n in tool_names(fake.bodies()[0]))
+
+    assert run(["trust"], project, env).returncode == 0
+    assert run(["rules", "add", "allow", "tiny:*"], project, env).returncode == 0
+    fake.script = [
+        Step(tool_calls=[("tiny__shout", {"text": "hello"})]),
+        Step(text="It shouted."),
+    ]
+    result = run(["run", "shout hello"], project, env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "It shouted."
+    assert "tiny__shout" in tool_names(fake.bodies()[1])
+    assert "HELLO" in tool_results(fake.bodies()[2])[-1][0]

@@ -166,7 +166,7 @@ def untrusted_view(spec: AgentSpec) -> AgentSpec:
     Its tools are narrowed to the read-only ones (those it lists, or all of them when it
     lists none), so a cloned repository cannot hand a sub-agent tools of its choosing.
     """
-    allowed = READ_ONLY_TOOLS
+    allowed: tuple[str, ...] = READ_ONLY_TOOLS
     if spec.tools is not None:
         from codingcode.tools.resolver import name_matches
 

@@ -11,10 +11,11 @@ prompt. Ctrl-C cancels the running prompt, not the session; Ctrl-D (or /exit) en
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -88,26 +89,43 @@ async def run_with_sigint(session: AgentSession, prompt: str) -> Outcome:
     return result[0]
 
 
-def open_cli_session(
+@contextlib.asynccontextmanager
+async def cli_session(
     project: Path,
     model: str | None,
     mode: str,
     sink: Callable[[AgentEvent], None],
+    notify: Callable[[str], None],
     confirmer: Any = None,
     max_turns: int | None = None,
-) -> AgentSession:
+) -> AsyncIterator[AgentSession]:
+    """A session for the CLI: the built-in tools and the project's MCP servers' tools (all
+    registered in one ToolService, so the resolver offers them), closed on the way out."""
     from codingcode.agent import open_session, resolve_model
     from codingcode.agent.session import DEFAULT_MAX_TURNS
+    from codingcode.mcp.client import open_project_mcp
+    from codingcode.tools import ToolService
 
-    spec = resolve_model(project, model)
-    return open_session(
-        project,
-        model=spec,
-        mode=mode,
-        sink=sink,
-        confirmer=confirmer,
-        max_turns=max_turns or DEFAULT_MAX_TURNS,
-    )
+    spec = resolve_model(project, model)  # before starting any server: fail fast
+    service = ToolService.default()
+    async with open_project_mcp(project, service) as mcp:
+        for line in mcp.notes():
+            notify(line)
+        session = open_session(
+            project,
+            model=spec,
+            mode=mode,
+            sink=sink,
+            service=service,
+            confirmer=confirmer,
+            max_turns=max_turns or DEFAULT_MAX_TURNS,
+        )
+        for note in ignored_profile_notes(session):
+            notify(note)
+        try:
+            yield session
+        finally:
+            await session.aclose()
 
 
 def ignored_profile_notes(session: AgentSession) -> list[str]:
@@ -166,24 +184,23 @@ def run_headless(
 
     from codingcode.agent.model import ModelError
 
-    holder: dict[str, Any] = {}
-
     async def main() -> int:
         reporter = HeadlessReporter("", quiet=quiet or as_json, as_json=as_json)
-        session = open_cli_session(project, model, mode, reporter, max_turns=max_turns)
-        reporter.root = session.session_id
-        holder["session"] = session
-        for note in ignored_profile_notes(session):
-            typer.echo(f"note: {note}", err=True)
-        try:
-            outcome = await run_with_sigint(session, prompt)
-        except ModelError as exc:
-            if as_json:
-                print_json(session, None, reporter, error=exc.message)
-                return 1
-            raise
-        finally:
-            await session.aclose()
+
+        def notify(line: str) -> None:
+            typer.echo(f"note: {line}", err=True)
+
+        async with cli_session(
+            project, model, mode, reporter, notify, max_turns=max_turns
+        ) as session:
+            reporter.root = session.session_id
+            try:
+                outcome = await run_with_sigint(session, prompt)
+            except ModelError as exc:
+                if as_json:
+                    print_json(session, None, reporter, error=exc.message)
+                    return 1
+                raise
         if as_json:
             print_json(session, outcome, reporter)
         elif outcome.ok:
@@ -374,26 +391,36 @@ def run_interactive(*, project: Path, model: str | None, mode: str) -> int:
 
 
 async def _interactive(project: Path, model: str | None, mode: str) -> int:
-    from prompt_toolkit import PromptSession
-    from prompt_toolkit.history import FileHistory
     from rich.console import Console
-
-    from codingcode.agent.model import ModelError
-    from codingcode.config import user_state_dir
+    from rich.markup import escape
 
     console = Console(highlight=False)
     view = TerminalView(console, "")
     confirmer = TerminalConfirmerApp(console, view)
-    session = open_cli_session(project, model, mode, view, confirmer=confirmer)
-    view.root = session.session_id
+
+    def notify(line: str) -> None:
+        console.print(f"[yellow]note:[/] {escape(line)}")
+
+    async with cli_session(project, model, mode, view, notify, confirmer=confirmer) as session:
+        view.root = session.session_id
+        return await _prompt_loop(console, view, session, project, mode)
+
+
+async def _prompt_loop(
+    console: Console, view: TerminalView, session: AgentSession, project: Path, mode: str
+) -> int:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.history import FileHistory
+
+    from codingcode.agent.model import ModelError
+    from codingcode.config import user_state_dir
+
     history_file = user_state_dir() / "prompt-history"
     history_file.parent.mkdir(parents=True, exist_ok=True)
     prompt: PromptSession[str] = PromptSession(history=FileHistory(str(history_file)))
     console.print(
         f"[bold]codingcode[/] — {session.model} — mode {mode} — {project}\n[dim]{HELP}[/]"
     )
-    for note in ignored_profile_notes(session):
-        console.print(f"[yellow]note:[/] {note}")
     try:
         while True:
             try:
@@ -428,7 +455,6 @@ async def _interactive(project: Path, model: str | None, mode: str) -> int:
                 console.print(f"[red]{outcome.text}[/]")
     finally:
         view.finish()
-        await session.aclose()
     return 0
 
 

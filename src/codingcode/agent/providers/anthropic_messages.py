@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from codingcode.agent.model import ModelError
-from codingcode.agent.providers.base import error_message, parse_arguments
+from codingcode.agent.providers.base import WireNames, error_message, parse_arguments
 from codingcode.agent.transcript import Message, StreamEvent, TextDelta, TurnComplete, Usage
 from codingcode.tools.definition import ToolDefinition
 from codingcode.tools.service import ToolService
@@ -19,7 +19,10 @@ from codingcode.tools.service import ToolService
 MAX_TOKENS = 8192
 
 
-def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def to_anthropic_messages(
+    messages: Sequence[Message], names: WireNames | None = None
+) -> list[dict[str, Any]]:
+    names = names or WireNames([])
     out: list[dict[str, Any]] = []
     for m in messages:
         if m.role == "user":
@@ -30,7 +33,12 @@ def to_anthropic_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
                 blocks.append({"type": "text", "text": m.text})
             for c in m.tool_calls:
                 blocks.append(
-                    {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments or {}}
+                    {
+                        "type": "tool_use",
+                        "id": c.id,
+                        "name": names.to_wire(c.name),
+                        "input": c.arguments or {},
+                    }
                 )
             out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
         else:
@@ -74,16 +82,19 @@ class AnthropicProvider:
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncIterator[StreamEvent]:
         anthropic = self._sdk
+        names = WireNames([t.name for t in tools])
         kwargs: dict[str, Any] = {
             "model": self.model,
             "max_tokens": MAX_TOKENS,
-            "messages": to_anthropic_messages(messages),
+            "messages": to_anthropic_messages(messages, names),
             "stream": True,
         }
         if system:
             kwargs["system"] = system
         if tools:
-            kwargs["tools"] = [ToolService.anthropic_schema(t) for t in tools]
+            kwargs["tools"] = [
+                {**ToolService.anthropic_schema(t), "name": names.to_wire(t.name)} for t in tools
+            ]
         text: list[str] = []
         # index -> [id, name, json fragments] for tool_use blocks
         blocks: dict[int, tuple[str, str, list[str]]] = {}
@@ -127,7 +138,7 @@ class AnthropicProvider:
         except anthropic.AnthropicError as exc:
             raise ModelError(f"The Anthropic request failed: {exc}") from None
         calls = [
-            parse_arguments(call_id, name, "".join(parts))
+            parse_arguments(call_id, names.from_wire(name), "".join(parts))
             for _, (call_id, name, parts) in sorted(blocks.items())
         ]
         yield TurnComplete(Message("assistant", "".join(text), calls), stop, usage)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol
 
@@ -43,3 +45,43 @@ def error_message(exc: Any) -> str:
         if isinstance(error, dict) and error.get("message"):
             return str(error["message"])
     return str(getattr(exc, "message", exc))
+
+
+_WIRE_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class WireNames:
+    """Tool names as the APIs accept them, and back.
+
+    Both APIs allow only ``[A-Za-z0-9_-]{1,64}`` in a tool name, while MCP tools are named
+    ``server:tool`` (SPEC L3). Each request maps every offered name to a valid one
+    (``github:create_issue`` → ``github__create_issue``; a clash or an over-long name gets a
+    short hash) and maps the model's calls back, so the rest of codingcode only sees real names.
+    """
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self._to_wire: dict[str, str] = {}
+        self._from_wire: dict[str, str] = {}
+        for name in names:
+            self.add(name)
+
+    def add(self, name: str) -> str:
+        if name in self._to_wire:
+            return self._to_wire[name]
+        wire = (
+            name
+            if _WIRE_OK.match(name)
+            else re.sub(r"[^A-Za-z0-9_-]", "_", name.replace(":", "__"))
+        )
+        if len(wire) > 64 or wire in self._from_wire or not wire:
+            digest = hashlib.sha1(name.encode()).hexdigest()[:8]
+            wire = f"{wire[:55]}_{digest}"
+        self._to_wire[name] = wire
+        self._from_wire[wire] = name
+        return wire
+
+    def to_wire(self, name: str) -> str:
+        return self.add(name)
+
+    def from_wire(self, wire: str) -> str:
+        return self._from_wire.get(wire, wire)

@@ -13,13 +13,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codingcode.agent.model import ModelError
-from codingcode.agent.providers.base import error_message, parse_arguments
+from codingcode.agent.providers.base import WireNames, error_message, parse_arguments
 from codingcode.agent.transcript import Message, StreamEvent, TextDelta, TurnComplete, Usage
 from codingcode.tools.definition import ToolDefinition
 from codingcode.tools.service import ToolService
 
 
-def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
+def to_openai_messages(
+    system: str, messages: Sequence[Message], names: WireNames | None = None
+) -> list[dict[str, Any]]:
+    names = names or WireNames([])
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     for m in messages:
         if m.role == "user":
@@ -32,7 +35,7 @@ def to_openai_messages(system: str, messages: Sequence[Message]) -> list[dict[st
                         "id": c.id,
                         "type": "function",
                         "function": {
-                            "name": c.name,
+                            "name": names.to_wire(c.name),
                             "arguments": c.raw_arguments
                             if c.arguments is None
                             else json.dumps(c.arguments),
@@ -77,14 +80,17 @@ class OpenAIChatProvider:
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncIterator[StreamEvent]:
         openai = self._errors
+        names = WireNames([t.name for t in tools])
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": to_openai_messages(system, messages),
+            "messages": to_openai_messages(system, messages, names),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
         if tools:
-            kwargs["tools"] = [ToolService.openai_schema(t) for t in tools]
+            kwargs["tools"] = [
+                _with_name(ToolService.openai_schema(t), names.to_wire(t.name)) for t in tools
+            ]
         text: list[str] = []
         calls: dict[int, _PartialCall] = {}
         finish = ""
@@ -126,8 +132,12 @@ class OpenAIChatProvider:
         except openai.OpenAIError as exc:
             raise ModelError(f"The model request failed: {exc}") from None
         tool_calls = [
-            parse_arguments(p.id or f"call_{i}", p.name, "".join(p.arguments))
+            parse_arguments(p.id or f"call_{i}", names.from_wire(p.name), "".join(p.arguments))
             for i, p in sorted(calls.items())
         ]
         message = Message("assistant", "".join(text), tool_calls)
         yield TurnComplete(message, finish, usage)
+
+
+def _with_name(schema: dict[str, Any], name: str) -> dict[str, Any]:
+    return {**schema, "function": {**schema["function"], "name": name}}
