@@ -161,3 +161,19 @@ async def test_bearer_guard() -> None:
         send,
     )
     assert calls == ["/mcp"]
+
+
+async def test_client_cancellation_kills_the_command(project: Path) -> None:
+    import anyio
+
+    server = build_tool_server(project, mode="bypass")
+    async with Client(server.lowlevel_server(), mode="legacy") as client:
+        with anyio.move_on_after(1.0) as scope:
+            await client.call_tool("execute_command", {"command": "sleep 2 && touch after"})
+        assert scope.cancelled_caught
+        # The server was told (notifications/cancelled) and killed the process tree: the
+        # command never reaches its second step.
+        await anyio.sleep(2.5)
+        assert not (project / "after").exists()
+        again = await client.call_tool("read_file", {"path": "."})
+        assert again.is_error  # a directory; but the connection still works
