@@ -137,6 +137,14 @@ def test_sub_agent_through_the_cli(project: Path, fake: FakeModelServer, tmp_pat
     assert "lib.py:1" in tool_results(fake.bodies()[2])[-1][0]
     assert "dispatch_agent" not in tool_names(fake.bodies()[1])
     assert tool_results(fake.bodies()[3])[-1][0] == "VALUE is 7 in lib.py:1."
+    # The same audit log records both sessions' calls, the sub-agent's linked to its parent.
+    from codingcode.approval.audit import AuditLog
+
+    records = AuditLog(tmp_path / "user-state" / "audit.db").query(limit=500)
+    by_tool = {(r.tool, r.session) for r in records}
+    main_id = payload["session_id"]
+    assert ("dispatch_agent", main_id) in by_tool
+    assert ("search_code", f"{main_id}/explore-1") in by_tool
 
 
 def test_no_model_configured(project: Path, tmp_path: Path) -> None:

@@ -116,11 +116,18 @@ def server() -> Iterator[LocalServer]:
 @pytest.fixture(autouse=True)
 def isolated_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODINGCODE_CONFIG_DIR", str(tmp_path / "user-config"))
+    monkeypatch.setenv("CODINGCODE_STATE_DIR", str(tmp_path / "user-state"))
+    monkeypatch.delenv("CODINGCODE_TRUST_ALL", raising=False)
 
 
-def write_settings(project: Path, web: dict[str, Any]) -> None:
+def write_settings(project: Path, web: dict[str, Any], *, trust: bool = True) -> None:
+    """Write the project's settings; trusted by the user unless ``trust=False``."""
+    from codingcode.trust import TrustStore
+
     (project / ".codingcode").mkdir(exist_ok=True)
     (project / ".codingcode" / "settings.json").write_text(json.dumps({"web": web}))
+    if trust:
+        TrustStore().trust(project)
 
 
 @pytest.fixture
@@ -443,3 +450,32 @@ async def test_provider_error_status(
     server.routes["/search"] = lambda r: Reply(403, b"Forbidden")
     with pytest.raises(ToolFailureError, match="enable it in the instance's settings.yml"):
         await service.call("web_search", {"query": "x"}, ctx)
+
+
+async def test_untrusted_project_cannot_grant_private_hosts_or_a_search_provider(
+    server: LocalServer, service: ToolService, project: Path, ctx: ToolExecCtx
+) -> None:
+    """A cloned repository's settings cannot open the SSRF guard or pick where queries go."""
+    write_settings(
+        project,
+        {
+            "fetch": {"allow_private_hosts": ["127.0.0.1"]},
+            "search": {"provider": "searxng", "url": server.url("")},
+        },
+        trust=False,
+    )
+    server.routes["/p"] = lambda r: Reply(body=b"internal", headers={"Content-Type": "text/plain"})
+    with pytest.raises(
+        DeniedError, match=r"loopback.*Ignored from untrusted project settings.*trust"
+    ):
+        await service.call("fetch_url", {"url": server.url("/p")}, ctx)
+    with pytest.raises(ToolFailureError, match=r"No web search provider.*web.search in"):
+        await service.call("web_search", {"query": "x"}, ctx)
+    assert server.requests == []
+    # The user's own settings are theirs: a private host allowed there works.
+    user = project.parent / "user-config"
+    user.mkdir(exist_ok=True)
+    (user / "settings.json").write_text(
+        json.dumps({"web": {"fetch": {"allow_private_hosts": ["127.0.0.1"]}}})
+    )
+    assert (await service.call("fetch_url", {"url": server.url("/p")}, ctx)).endswith("internal")

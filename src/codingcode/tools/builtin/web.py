@@ -106,13 +106,23 @@ class WebSettings(_Strict):
 class LoadedWebSettings:
     """The merged ``web`` section, with the scope each private-host grant came from.
 
-    Allowing a private host is a grant; the trust logic (issue 7) may drop the grants of
-    an untrusted project, so each one keeps the settings scope that made it.
+    Allowing a private host is a grant, and so is a search provider (it receives every query):
+    from a project file the user has not trusted (workspace trust), both are ignored, and
+    ``ignored`` says what was, so a refusal can tell the user how to enable it.
     """
 
     settings: WebSettings
     private_host_scopes: dict[str, Scope] = field(default_factory=dict)
     search_scope: Scope | None = None
+    ignored: list[str] = field(default_factory=list)
+
+    def ignored_note(self) -> str:
+        if not self.ignored:
+            return ""
+        return (
+            f" (Ignored from untrusted project settings: {'; '.join(self.ignored)}. Review "
+            "them, then run `codingcode trust` to apply them.)"
+        )
 
 
 def load_web_settings(project: Path) -> LoadedWebSettings:
@@ -120,6 +130,7 @@ def load_web_settings(project: Path) -> LoadedWebSettings:
     merged: dict[str, Any] = {}
     scopes: dict[str, Scope] = {}
     search_scope: Scope | None = None
+    ignored: list[str] = []
     for f, value in settings.sources("web"):
         try:
             part = WebSettings.model_validate(value)
@@ -129,12 +140,24 @@ def load_web_settings(project: Path) -> LoadedWebSettings:
                 for e in exc.errors(include_url=False)
             )
             raise SettingsError(f"Settings file {f.path}: {problems}.") from None
-        for host in part.fetch.allow_private_hosts:
+        value = dict(value)
+        if not f.trusted:
+            if part.fetch.allow_private_hosts:
+                ignored.append(
+                    f"web.fetch.allow_private_hosts {part.fetch.allow_private_hosts} in {f.path}"
+                )
+                value["fetch"] = {
+                    k: v for k, v in value.get("fetch", {}).items() if k != "allow_private_hosts"
+                }
+            if "search" in value:
+                ignored.append(f"web.search in {f.path}")
+                value.pop("search")
+        for host in part.fetch.allow_private_hosts if f.trusted else []:
             scopes.setdefault(host, f.scope)
-        if isinstance(value, dict) and "search" in value:
+        if "search" in value:
             search_scope = f.scope
         merged = merge_values(merged, value)
-    return LoadedWebSettings(WebSettings.model_validate(merged), scopes, search_scope)
+    return LoadedWebSettings(WebSettings.model_validate(merged), scopes, search_scope, ignored)
 
 
 # -- address checks ---------------------------------------------------------------------
@@ -500,7 +523,8 @@ def _client(timeout_s: float) -> httpx.AsyncClient:
 
 async def fetch_url(args: FetchUrlArgs, ctx: ToolExecCtx) -> str:
     url = parse_http_url(args.url)
-    settings = load_web_settings(ctx.project_path).settings.fetch
+    loaded = load_web_settings(ctx.project_path)
+    settings = loaded.settings.fetch
     # Textual types are decoded 1:1 at worst; HTML shrinks when converted, so read more of it.
     byte_limit = max(HTML_RAW_LIMIT, args.max_length * 4)
 
@@ -521,7 +545,12 @@ async def fetch_url(args: FetchUrlArgs, ctx: ToolExecCtx) -> str:
                 raise ToolFailureError(f"GET {url} failed: {type(exc).__name__}: {exc}.") from None
         return render_body(body, args.max_length)
 
-    return await run_cancellable(go, ctx, f"fetch_url {url}")
+    try:
+        return await run_cancellable(go, ctx, f"fetch_url {url}")
+    except DeniedError as exc:
+        if loaded.ignored:
+            raise DeniedError(exc.message + loaded.ignored_note()) from None
+        raise
 
 
 # -- web_search -------------------------------------------------------------------------
@@ -694,8 +723,12 @@ def render_results(query: str, provider: str, results: list[SearchResult]) -> st
 
 
 async def web_search(args: WebSearchArgs, ctx: ToolExecCtx) -> str:
-    settings = load_web_settings(ctx.project_path).settings.search
-    provider = make_provider(settings)
+    loaded = load_web_settings(ctx.project_path)
+    settings = loaded.settings.search
+    try:
+        provider = make_provider(settings)
+    except ToolFailureError as exc:
+        raise ToolFailureError(exc.message + loaded.ignored_note()) from None
 
     async def go() -> str:
         async with httpx.AsyncClient(timeout=settings.timeout_s, trust_env=True) as client:
