@@ -127,7 +127,10 @@ def build_runner(
         service, project, mode=effective_mode, session_id=session_id, pipeline=pipeline
     )
     runner.ignored_grants = ignored
-    # The sandbox (issue 4) sets runner.launcher here.
-    if launcher is not None:
-        runner.launcher = launcher
+    # The sandbox (issue 4): every command runs contained unless the caller brings its own.
+    if launcher is None:
+        from codingcode.sandbox.service import SandboxService
+
+        launcher = SandboxService.for_project(project, trust_project=trust_project_grants)
+    runner.launcher = launcher
     return runner

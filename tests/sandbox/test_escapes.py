@@ -374,13 +374,17 @@ def test_masked_paths_from_settings(make_box, backend: str, outside: Path, proje
 
 
 def daemon_script(token: str) -> str:
+    """Double fork + setsid; the first process returns only once the daemon is up."""
     return (
         f"{PY} -c 'import os, time\n"
+        "r, w = os.pipe()\n"
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
         "    if os.fork() == 0:\n"
+        '        os.write(w, b"up")\n'
         "        time.sleep(120)\n"
-        f"    os._exit(0)\n' {token}"
+        "    os._exit(0)\n"
+        f"os.read(r, 2)\n' {token}"
     )
 
 
@@ -406,8 +410,15 @@ def test_double_forked_daemon_dies_when_the_command_ends(make_box, backend: str)
 def test_setsid_daemon_dies_on_timeout(make_box, backend: str) -> None:
     box: Box = make_box(backend)
     tok = token()
-    result = box.run(f"setsid sleep 120 {tok} & nohup sleep 121 {tok} & sleep 60", timeout_s=1)
+    (box.project / "sleeper.py").write_text("import time\ntime.sleep(120)\n")
+    sleeper = f"{PY} sleeper.py {tok}"
+    result = box.run(
+        f"setsid sh -c 'touch up1; exec {sleeper}' & nohup sh -c 'touch up2; exec {sleeper}' &"
+        " until [ -e up1 ] && [ -e up2 ]; do sleep 0.01; done; sleep 60",
+        timeout_s=3,
+    )
     assert result.timed_out
+    assert (box.project / "up1").exists() and (box.project / "up2").exists()
     assert wait_until_gone(tok, 3) == []
 
 

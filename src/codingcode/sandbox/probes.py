@@ -325,13 +325,18 @@ def _judge(
     return checks
 
 
+#: A classic daemon: fork, new session, fork again. The first process waits until the
+#: daemon is up (a byte on a pipe), so a kill of the process group cannot catch it early.
 _DAEMON = (
     "import os, sys, time\n"
+    "r, w = os.pipe()\n"
     "if os.fork() == 0:\n"
     "    os.setsid()\n"
     "    if os.fork() == 0:\n"
+    "        os.write(w, b'up')\n"
     "        time.sleep(60)\n"
     "    os._exit(0)\n"
+    "os.read(r, 2)\n"
 )
 
 

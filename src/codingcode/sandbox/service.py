@@ -118,7 +118,21 @@ class SandboxService:
     _masks: MaskFiles | None = field(default=None, init=False, repr=False)
 
     @classmethod
-    def for_project(cls, project: Path, settings: Settings | None = None) -> SandboxService:
+    def for_project(
+        cls, project: Path, settings: Settings | None = None, *, trust_project: bool = True
+    ) -> SandboxService:
+        """From the settings files; ``trust_project=False`` treats every project file as
+        untrusted (its widening entries are ignored, its restrictions still apply)."""
+        if not trust_project:
+            from dataclasses import replace
+
+            from codingcode.config import Scope, load_settings
+
+            settings = settings if settings is not None else load_settings(project)
+            files = [
+                f if f.scope is Scope.USER else replace(f, trusted=False) for f in settings.files
+            ]
+            settings = replace(settings, files=files)
         policy, ignored = load_policy_with_ignored(project, settings)
         return cls(policy, bwrap=find_bwrap(), ignored=ignored)
 
