@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.fake_model import FakeModelServer, Step, tool_results
+from tests.agent.fake_model import FakeModelServer, Step, tool_names, tool_results
 
 pytestmark = [
     pytest.mark.e2e,
@@ -26,20 +26,22 @@ pytestmark = [
 class Tmux:
     def __init__(self, name: str, command: str) -> None:
         self.name = name
+        # A private tmux server per terminal: nothing shared with the user's or other tests'.
+        self.tmux = ["tmux", "-L", name]
         subprocess.run(
-            ["tmux", "new-session", "-d", "-s", name, "-x", "120", "-y", "50", command],
+            [*self.tmux, "new-session", "-d", "-s", name, "-x", "120", "-y", "50", command],
             check=True,
         )
 
     def screen(self) -> str:
         return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-J", "-S", "-200", "-t", self.name],
+            [*self.tmux, "capture-pane", "-p", "-J", "-S", "-200", "-t", self.name],
             capture_output=True,
             text=True,
         ).stdout
 
     def send(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+        subprocess.run([*self.tmux, "send-keys", "-t", self.name, *keys], check=True)
 
     def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 20) -> str:
         deadline = time.monotonic() + timeout
@@ -59,7 +61,7 @@ class Tmux:
         return self.wait_for(lambda s: s.rstrip().endswith("›"), "the prompt", timeout)
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True)
 
 
 @pytest.fixture
@@ -67,6 +69,61 @@ def fake() -> Iterator[FakeModelServer]:
     server = FakeModelServer()
     yield server
     server.close()
+
+
+def start_app(fake: FakeModelServer, project: Path, tmp_path: Path, exit_file: Path) -> Tmux:
+    env = {
+        **fake.env("openai"),
+        "CODINGCODE_CONFIG_DIR": str(tmp_path / "cfg"),
+        "CODINGCODE_STATE_DIR": str(tmp_path / "state"),
+        "CODINGCODE_MODEL": "openai:fake-model",
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
+    command = (
+        "env -u CODINGCODE_TRUST_ALL "
+        + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        + f" {shlex.quote(sys.executable)} -m codingcode --project {shlex.quote(str(project))}"
+        + f"; echo $? > {shlex.quote(str(exit_file))}; sleep 30"
+    )
+    return Tmux(f"cc-test-{os.getpid()}-{time.monotonic_ns()}", command)
+
+
+def wait_exit(term: Tmux, exit_file: Path) -> str:
+    deadline = time.monotonic() + 15
+    while not exit_file.exists():
+        assert time.monotonic() < deadline, term.screen()
+        time.sleep(0.1)
+    return exit_file.read_text().strip()
+
+
+def test_first_run_asks_to_trust_the_project_once(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    server = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "tiny_server.py"
+    (project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"tiny": {"command": sys.executable, "args": [str(server)]}}})
+    )
+    fake.script = [Step(text="first"), Step(text="second")]
+    for round_ in (1, 2):
+        exit_file = tmp_path / f"exit-{round_}"
+        term = start_app(fake, project, tmp_path, exit_file)
+        try:
+            if round_ == 1:
+                screen = term.wait_text("[y/N]")
+                assert ".mcp.json (not trusted)" in screen and "tiny" in screen
+                term.send("y", "Enter")
+                term.wait_text("Trusted.")
+            term.wait_prompt()
+            assert "[y/N]" not in term.screen() or round_ == 1  # asked only once
+            term.send("hello", "Enter")
+            term.wait_text("first" if round_ == 1 else "second")
+            term.wait_prompt()
+            term.send("C-d")
+            assert wait_exit(term, exit_file) == "0"
+        finally:
+            term.close()
+        # Trusted: the project's MCP server started and its tools were offered.
+        assert "tiny__shout" in tool_names(fake.bodies()[round_ - 1])
 
 
 def test_interactive_confirmation_always_saves_a_rule(
@@ -92,21 +149,8 @@ def test_interactive_confirmation_always_saves_a_rule(
         Step(text="Thinking for a long time", hang=True),
         Step(text="Still here after the cancel."),
     ]
-    env = {
-        **fake.env("openai"),
-        "CODINGCODE_CONFIG_DIR": str(tmp_path / "cfg"),
-        "CODINGCODE_STATE_DIR": str(tmp_path / "state"),
-        "CODINGCODE_MODEL": "openai:fake-model",
-        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-    }
     exit_file = tmp_path / "exit-code"
-    command = (
-        "env "
-        + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        + f" {shlex.quote(sys.executable)} -m codingcode --project {shlex.quote(str(project))}"
-        + f"; echo $? > {shlex.quote(str(exit_file))}; sleep 30"
-    )
-    term = Tmux(f"cc-test-{os.getpid()}-{int(time.monotonic() * 1000)}", command)
+    term = start_app(fake, project, tmp_path, exit_file)
     try:
         term.wait_prompt()
         term.send("please write the file", "Enter")
@@ -138,11 +182,7 @@ def test_interactive_confirmation_always_saves_a_rule(
         term.wait_prompt()
 
         term.send("/exit", "Enter")
-        deadline = time.monotonic() + 15
-        while not exit_file.exists():
-            assert time.monotonic() < deadline, term.screen()
-            time.sleep(0.1)
-        assert exit_file.read_text().strip() == "0"
+        assert wait_exit(term, exit_file) == "0"
     finally:
         term.close()
     # The model saw the tool results of the first prompt (the write succeeded).

@@ -401,9 +401,53 @@ async def _interactive(project: Path, model: str | None, mode: str) -> int:
     def notify(line: str) -> None:
         console.print(f"[yellow]note:[/] {escape(line)}")
 
+    await ask_trust(console, project)
     async with cli_session(project, model, mode, view, notify, confirmer=confirmer) as session:
         view.root = session.session_id
         return await _prompt_loop(console, view, session, project, mode)
+
+
+def untrusted_grants(project: Path) -> bool:
+    """Whether some untrusted file of the project would grant something if trusted."""
+    from codingcode.trust import TrustStore, describe_grants
+
+    return any(
+        state.exists and not state.trusted and describe_grants(state.path)
+        for state in TrustStore().status(project)
+    )
+
+
+async def ask_trust(console: Console, project: Path) -> None:
+    """Workspace trust, first interactive run: show what the project would enable, ask once.
+
+    The answer is remembered (keyed by the files' contents), so the question comes back only
+    when one of those files changes. Declining runs the session with the grants ignored.
+    """
+    if not untrusted_grants(project):
+        return
+    from prompt_toolkit import PromptSession
+    from rich.markup import escape
+
+    from codingcode.cli.trust_commands import trust_summary
+    from codingcode.trust import TrustStore
+
+    summary, _ = trust_summary(project)
+    console.print(
+        "[bold yellow]This project carries settings that grant permissions or run code.[/]"
+    )
+    console.print(escape(summary), highlight=False)
+    ask: PromptSession[str] = PromptSession()
+    try:
+        reply = (await ask.prompt_async("Trust this project and apply them? [y/N] > ")).strip()
+    except (KeyboardInterrupt, EOFError):
+        reply = ""
+    if reply.lower() in ("y", "yes"):
+        TrustStore().trust(project)
+        console.print("[green]Trusted.[/] Asked again only if one of these files changes.")
+    else:
+        console.print(
+            "Not trusted: its grants are ignored this session (`codingcode trust` to change)."
+        )
 
 
 async def _prompt_loop(
