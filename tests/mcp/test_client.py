@@ -197,19 +197,35 @@ async def test_skipped_by_filter_and_disabled(tmp_path: Path) -> None:
         assert "not trusted" in (mcp.servers["proj"].error or "")
 
 
-async def test_streamable_http(tmp_path: Path) -> None:
+async def test_streamable_http_and_a_server_that_goes_away(tmp_path: Path) -> None:
     port = free_port()
     cmd = [sys.executable, str(SERVERS / "tiny_server.py"), "http", str(port)]
-    async with await anyio.open_process(cmd, stderr=subprocess.DEVNULL) as proc:
-        try:
-            await wait_for_port(port)
-            url = f"http://127.0.0.1:{port}/mcp"
-            cfg = _server("web", {"type": "http", "url": url, "headers": {"X-Test": "1"}}, tmp_path)
-            service = ToolService()
-            async with McpManager([cfg], project=tmp_path, service=service):
-                assert "42" in await service.call("web:add", {"a": 40, "b": 2})
-        finally:
-            proc.terminate()
+    url = f"http://127.0.0.1:{port}/mcp"
+    cfg = _server("web", {"type": "http", "url": url, "headers": {"X-Test": "1"}}, tmp_path)
+    service = ToolService()
+    first = await anyio.open_process(cmd, stderr=subprocess.DEVNULL)
+    try:
+        await wait_for_port(port)
+        async with McpManager([cfg], project=tmp_path, service=service) as mcp:
+            assert "42" in await service.call("web:add", {"a": 40, "b": 2})
+            first.terminate()
+            await first.wait()
+            with pytest.raises(
+                ToolFailureError, match="'web' stopped during the call .*connection"
+            ):
+                await service.call("web:add", {"a": 1, "b": 2})
+            assert mcp.servers["web"].state is ServerState.FAILED
+            async with await anyio.open_process(cmd, stderr=subprocess.DEVNULL) as second:
+                try:
+                    await wait_for_port(port)
+                    assert "3" in await service.call("web:add", {"a": 1, "b": 2})  # reconnected
+                    assert mcp.servers["web"].state is ServerState.READY
+                finally:
+                    second.terminate()
+    finally:
+        if first.returncode is None:
+            first.terminate()
+        await first.aclose()
 
 
 async def test_open_project_mcp_follows_trust(

@@ -149,6 +149,13 @@ def render_result(tool_name: str, result: types.CallToolResult) -> str:
     return text or "(no output)"
 
 
+def _innermost(exc: BaseException) -> BaseException:
+    """The one real error inside nested single-member exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
 # -- tool definitions -----------------------------------------------------------------
 def _args_model(name: str, schema: Mapping[str, Any]) -> type[BaseModel]:
     """A pydantic model that validates arguments against the server's JSON Schema."""
@@ -430,8 +437,13 @@ class ServerConnection:
                         if eof.is_set() and not attempt.stop.is_set():
                             attempt.error = "the server exited" + self._stderr_tail(errlog)
                         tg.cancel_scope.cancel()
-        except Exception as exc:  # start-up failures of every kind end here
-            attempt.error = self._describe_failure(exc) + self._stderr_tail(errlog)
+        except Exception as exc:  # start-up failures, and a transport that broke later
+            if attempt.ready.is_set():
+                inner = _innermost(exc)
+                attempt.error = f"the connection failed: {type(inner).__name__}: {inner}"
+            else:
+                attempt.error = self._describe_failure(exc)
+            attempt.error += self._stderr_tail(errlog)
         finally:
             attempt.client = None
             if attempt.error is not None:
@@ -443,8 +455,7 @@ class ServerConnection:
             attempt.ended.set()
 
     def _describe_failure(self, exc: BaseException) -> str:
-        if isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-            return self._describe_failure(exc.exceptions[0])
+        exc = _innermost(exc)
         if isinstance(exc, FileNotFoundError):
             return f"could not start {exc.filename or self.config.describe()!r}: command not found"
         if isinstance(exc, OSError):
