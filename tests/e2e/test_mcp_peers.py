@@ -113,3 +113,22 @@ async def test_time_server_from_pypi(tmp_path: Path) -> None:
         with pytest.raises(ToolFailureError, match="time:get_current_time failed"):
             await service.call("time:get_current_time", {"timezone": "Not/AZone"})
         assert "datetime" in await service.call("time:get_current_time", {"timezone": "UTC"})
+
+
+async def test_everything_over_old_sse_transport(tmp_path: Path) -> None:
+    need(EVERYTHING, "@modelcontextprotocol/server-everything")
+    assert NODE
+    port = free_port()
+    env = {**os.environ, "PORT": str(port)}
+    async with await anyio.open_process([NODE, str(EVERYTHING), "sse"], env=env) as proc:
+        try:
+            await wait_for_port(port)
+            cfg = _cfg("old", {"type": "sse", "url": f"http://127.0.0.1:{port}/sse"}, tmp_path)
+            service = ToolService()
+            async with McpManager([cfg], project=tmp_path, service=service) as mcp:
+                assert mcp.servers["old"].state is ServerState.READY, mcp.servers["old"].error
+                assert "The sum of 1 and 2 is 3" in await service.call(
+                    "old:get-sum", {"a": 1, "b": 2}
+                )
+        finally:
+            proc.terminate()
