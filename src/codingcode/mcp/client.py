@@ -311,6 +311,7 @@ class _Attempt:
     refresh: anyio.Event = field(default_factory=anyio.Event)
     client: Any = None
     error: str | None = None
+    scope: anyio.CancelScope | None = None
 
 
 ToolsChanged = Callable[["ServerConnection"], None]
@@ -379,6 +380,8 @@ class ServerConnection:
         attempt = self._attempt
         if attempt is not None and not attempt.ended.is_set():
             attempt.stop.set()
+            if not attempt.ready.is_set() and attempt.scope is not None:
+                attempt.scope.cancel()  # still starting: do not wait for its start-up timeout
             await attempt.ended.wait()
 
     async def _own(self, attempt: _Attempt) -> None:
@@ -394,6 +397,7 @@ class ServerConnection:
         startup = self.config.entry.startup_timeout_ms / 1000
         try:
             with anyio.CancelScope() as scope:
+                attempt.scope = scope
                 async with anyio.create_task_group() as tg:
 
                     async def watchdog() -> None:
