@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import pwd
 import shutil
@@ -28,6 +27,7 @@ from pathlib import Path
 from codingcode.errors import DeniedError
 from codingcode.process import LaunchPlan
 from codingcode.sandbox import seccomp
+from codingcode.sandbox.landlock_exec import Spec
 from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
 
 #: Inside the sandbox this variable names the backend (tools and tests can tell).
@@ -262,15 +262,17 @@ class LandlockBackend:
         writable = [str(self.masks.tmp), *map(str, policy.writable_roots)]
         if policy.mode is SandboxMode.WORKSPACE_WRITE:
             writable.insert(0, str(policy.project))
-        spec = {
-            "masked": [str(p) for p in secret_paths(policy, env)],
-            "writable": writable,
-            "network": policy.network is Network.ALLOW,
-        }
+        spec = Spec(
+            network=policy.network is Network.ALLOW,
+            masked=[str(p) for p in secret_paths(policy, env)],
+            writable=writable,
+        )
         package_parent = str(Path(__file__).resolve().parents[2])
-        helper = [sys.executable, "-I", "-c", _HELPER_BOOTSTRAP, package_parent]
+        # -I -S: no environment variables, user site or .pth files steer the helper; it
+        # needs only the standard library and this package, whose parent is passed in.
+        helper = [sys.executable, "-I", "-S", "-c", _HELPER_BOOTSTRAP, package_parent]
         env = {**env, "TMPDIR": str(self.masks.tmp), MARKER_ENV: self.name}
-        return LaunchPlan([*helper, json.dumps(spec), "--", *argv], env)
+        return LaunchPlan([*helper, *spec.to_args(), "--", *argv], env)
 
 
 @dataclass

@@ -1,5 +1,7 @@
 """Raw Linux syscalls the sandbox needs, through ctypes (no extension module, no binary).
 
+Imported by the re-exec'd helper, so it keeps to cheap imports (no pathlib, no typing).
+
 Landlock (``landlock_create_ruleset`` / ``add_rule`` / ``restrict_self``), ``prctl`` for
 no_new_privs, seccomp and capability bounding, ``capset``, ``unshare``. Every function
 raises :class:`OSError` with the kernel's errno on failure. Linux only; x86-64 and arm64.
@@ -9,9 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-import platform
 from collections.abc import Iterable
-from pathlib import Path
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _syscall = _libc.syscall
@@ -21,7 +21,7 @@ _syscall.restype = ctypes.c_long
 _NR_LANDLOCK_CREATE_RULESET = 444
 _NR_LANDLOCK_ADD_RULE = 445
 _NR_LANDLOCK_RESTRICT_SELF = 446
-_NR_CAPSET = {"x86_64": 126, "aarch64": 91}.get(platform.machine().lower(), -1)
+_NR_CAPSET = {"x86_64": 126, "aarch64": 91}.get(os.uname().machine.lower(), -1)
 
 LANDLOCK_CREATE_RULESET_VERSION = 1
 LANDLOCK_RULE_PATH_BENEATH = 1
@@ -100,7 +100,7 @@ def landlock_abi() -> int:
 def landlock_restrict(
     *,
     abi: int,
-    rules: Iterable[tuple[Path, int]],
+    rules: Iterable[tuple[str, int]],
     handle_tcp: bool,
     scoped: int,
 ) -> None:
@@ -210,7 +210,8 @@ def drop_all_capabilities() -> None:
     For root (or a namespace's root) also lock the secure bits so that exec does not hand
     the capabilities back; an unprivileged process has none to drop and skips those steps.
     """
-    last_cap = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    with open("/proc/sys/kernel/cap_last_cap") as f:
+        last_cap = int(f.read())
     for cap in range(last_cap + 1):
         try:
             prctl(PR_CAPBSET_DROP, cap)

@@ -1,7 +1,7 @@
 """The re-exec'd helper that confines one command with Landlock and seccomp, then execs it.
 
-Run as ``python -I -m codingcode.sandbox.landlock_exec SPEC_JSON -- COMMAND...``. It is a
-fresh, single-threaded process, so nothing of the agent (threads, locks, open files) can
+Run as ``python -I -S -m codingcode.sandbox.landlock_exec [net=1] [mask=P]... [write=P]...
+-- COMMAND...``. It is a fresh, single-threaded process, so nothing of the agent (threads, locks, open files) can
 interfere with the restriction — unlike ``preexec_fn`` in a threaded host.
 
 Steps:
@@ -23,20 +23,49 @@ less confined than it was asked to.
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import sys
-from pathlib import Path
-from typing import Any
 
 from codingcode.sandbox import kernel, seccomp
 
 EXIT_CANNOT_CONFINE = 126
+#: SIGKILL on every Linux architecture (``signal`` would import ``enum``: slow for a helper).
+_SIGKILL = 9
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 
 
-def read_rules(root: str, access: int, masked: set[str]) -> list[tuple[Path, int]]:
+class Spec:
+    """What to confine to, parsed from ``key=value`` arguments (cheaper than json)."""
+
+    def __init__(self, network: bool, masked: list[str], writable: list[str]) -> None:
+        self.network = network
+        self.masked = masked
+        self.writable = writable
+
+    def to_args(self) -> list[str]:
+        return [
+            f"net={int(self.network)}",
+            *(f"mask={p}" for p in self.masked),
+            *(f"write={p}" for p in self.writable),
+        ]
+
+    @classmethod
+    def from_args(cls, args: list[str]) -> Spec:
+        spec = cls(False, [], [])
+        for arg in args:
+            key, _, value = arg.partition("=")
+            if key == "net":
+                spec.network = value == "1"
+            elif key == "mask":
+                spec.masked.append(value)
+            elif key == "write":
+                spec.writable.append(value)
+            else:
+                raise ValueError(f"unknown helper argument {arg!r}")
+        return spec
+
+
+def read_rules(root: str, access: int, masked: set[str]) -> list[tuple[str, int]]:
     """Grant ``access`` on ``root`` except the masked paths beneath it.
 
     Landlock only adds rights, so "everything but X" is spelt out: every directory on the
@@ -44,16 +73,16 @@ def read_rules(root: str, access: int, masked: set[str]) -> list[tuple[Path, int
     ``access`` in full. Symlinks get nothing: Landlock checks the resolved file, so a link
     is exactly as readable as its target's own place.
     """
-    rules: list[tuple[Path, int]] = []
+    rules: list[tuple[str, int]] = []
 
     def visit(path: str) -> None:
         if path in masked:
             return
         prefix = path.rstrip("/") + "/"
         if not any(m.startswith(prefix) for m in masked):
-            rules.append((Path(path), access))
+            rules.append((path, access))
             return
-        rules.append((Path(path), kernel.FS_READ_DIR))
+        rules.append((path, kernel.FS_READ_DIR))
         try:
             entries = list(os.scandir(path))
         except OSError:
@@ -66,21 +95,21 @@ def read_rules(root: str, access: int, masked: set[str]) -> list[tuple[Path, int
     return rules
 
 
-def landlock_rules(spec: dict[str, Any], abi: int) -> list[tuple[Path, int]]:
-    masked = {os.path.realpath(p) for p in spec["masked"] if os.path.lexists(p)}
+def landlock_rules(spec: Spec, abi: int) -> list[tuple[str, int]]:
+    masked = {os.path.realpath(p) for p in spec.masked if os.path.lexists(p)}
     write_access = kernel.fs_access_for_abi(abi)
     rules = read_rules("/", kernel.FS_READ, masked)
-    for root in spec["writable"]:
+    for root in spec.writable:
         rules += read_rules(os.path.realpath(root), write_access, masked)
-    rules += [(Path(d), kernel.FS_READ_FILE | kernel.FS_WRITE_FILE) for d in _DEVICES]
+    rules += [(d, kernel.FS_READ_FILE | kernel.FS_WRITE_FILE) for d in _DEVICES]
     return rules
 
 
-def confine(spec: dict[str, Any], *, private_netns: bool) -> None:
+def confine(spec: Spec, *, private_netns: bool) -> None:
     abi = kernel.landlock_abi()
     if abi < 1:
         raise OSError("Landlock is not available in this kernel")
-    network = bool(spec["network"])
+    network = spec.network
     kernel.set_no_new_privs()
     kernel.drop_all_capabilities()
     scoped = kernel.SCOPE_SIGNAL | (0 if network else kernel.SCOPE_ABSTRACT_UNIX_SOCKET)
@@ -107,9 +136,13 @@ def enter_namespaces(network: bool) -> tuple[bool, bool]:
     except OSError:
         return False, False
     if flags & kernel.CLONE_NEWUSER:
-        Path("/proc/self/setgroups").write_text("deny")
-        Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
-        Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+        for name, text in (
+            ("setgroups", "deny"),
+            ("uid_map", f"{uid} {uid} 1"),
+            ("gid_map", f"{gid} {gid} 1"),
+        ):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
     return True, not network
 
 
@@ -131,13 +164,13 @@ def exit_code(status: int) -> int:
     return code if code >= 0 else 128 - code
 
 
-def run_init(spec: dict[str, Any], command: list[str], alive_fd: int, netns: bool) -> None:
+def run_init(spec: Spec, command: list[str], alive_fd: int, netns: bool) -> None:
     """PID 1 of the namespace: start the command, reap orphans, end with the command.
 
     ``alive_fd`` is the read end of a pipe whose write end only the helper holds: if it
     already reads EOF, the helper died before the death signal was armed.
     """
-    kernel.set_parent_death_signal(signal.SIGKILL)
+    kernel.set_parent_death_signal(_SIGKILL)
     os.set_blocking(alive_fd, False)
     try:
         helper_gone = os.read(alive_fd, 1) == b""
@@ -160,7 +193,7 @@ def run_init(spec: dict[str, Any], command: list[str], alive_fd: int, netns: boo
             os._exit(exit_code(status))
 
 
-def confine_and_exec(spec: dict[str, Any], command: list[str], *, private_netns: bool) -> None:
+def confine_and_exec(spec: Spec, command: list[str], *, private_netns: bool) -> None:
     try:
         confine(spec, private_netns=private_netns)
     except (OSError, seccomp.UnsupportedArchitecture) as exc:
@@ -179,12 +212,13 @@ def _refuse(reason: str) -> None:
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) < 4 or argv[2] != "--":
-        sys.stderr.write("usage: python -m codingcode.sandbox.landlock_exec SPEC -- CMD...\n")
+    if "--" not in argv or argv.index("--") == len(argv) - 1:
+        sys.stderr.write("usage: python -m codingcode.sandbox.landlock_exec [ARG=V]... -- CMD...\n")
         os._exit(2)
-    spec = json.loads(argv[1])
-    command = argv[3:]
-    pidns, netns = enter_namespaces(bool(spec["network"]))
+    split = argv.index("--")
+    spec = Spec.from_args(argv[1:split])
+    command = argv[split + 1 :]
+    pidns, netns = enter_namespaces(spec.network)
     if not pidns:
         confine_and_exec(spec, command, private_netns=False)
     alive_read, alive_write = os.pipe()

@@ -21,9 +21,8 @@ processes keep working.
 from __future__ import annotations
 
 import errno
-import platform
+import os
 import struct
-from dataclasses import dataclass
 
 AF_UNIX = 1
 AF_INET = 2
@@ -48,15 +47,27 @@ _OFF_ARCH = 4
 _OFF_ARG0_LOW = 16  # little-endian: the low 32 bits of args[0]
 
 
-@dataclass(frozen=True)
 class _Arch:
-    audit_arch: int
-    x32_bit: bool
-    socket: int
-    clone: int
-    clone3: int
-    unshare: int
-    denied: tuple[int, ...]
+    """One architecture's numbers (a plain class: the helper must import fast)."""
+
+    def __init__(
+        self,
+        *,
+        audit_arch: int,
+        x32_bit: bool,
+        socket: int,
+        clone: int,
+        clone3: int,
+        unshare: int,
+        denied: tuple[int, ...],
+    ) -> None:
+        self.audit_arch = audit_arch
+        self.x32_bit = x32_bit
+        self.socket = socket
+        self.clone = clone
+        self.clone3 = clone3
+        self.unshare = unshare
+        self.denied = denied
 
 
 # Syscall numbers: linux/arch/x86/entry/syscalls/syscall_64.tbl and asm-generic/unistd.h.
@@ -145,10 +156,10 @@ class UnsupportedArchitecture(RuntimeError):
 
 
 def native_arch() -> _Arch:
-    arch = _ARCHES.get(platform.machine().lower())
+    arch = _ARCHES.get(os.uname().machine.lower())
     if arch is None:
         raise UnsupportedArchitecture(
-            f"no seccomp filter for the {platform.machine()} architecture"
+            f"no seccomp filter for the {os.uname().machine} architecture"
         )
     return arch
 
