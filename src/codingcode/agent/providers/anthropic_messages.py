@@ -22,11 +22,24 @@ MAX_TOKENS = 8192
 def to_anthropic_messages(
     messages: Sequence[Message], names: WireNames | None = None
 ) -> list[dict[str, Any]]:
+    """Neutral messages as Messages API turns.
+
+    Tool results travel in a user turn; a following prompt (after a cancelled turn, say)
+    joins that same turn, since the API wants user and assistant turns to alternate. Empty
+    text blocks are refused by the API, so none are sent.
+    """
     names = names or WireNames([])
     out: list[dict[str, Any]] = []
+
+    def add_user(blocks: list[dict[str, Any]]) -> None:
+        if out and out[-1]["role"] == "user":
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": "user", "content": blocks})
+
     for m in messages:
         if m.role == "user":
-            out.append({"role": "user", "content": [{"type": "text", "text": m.text}]})
+            add_user([{"type": "text", "text": m.text or "(empty message)"}])
         elif m.role == "assistant":
             blocks: list[dict[str, Any]] = []
             if m.text:
@@ -40,21 +53,23 @@ def to_anthropic_messages(
                         "input": c.arguments or {},
                     }
                 )
-            out.append({"role": "assistant", "content": blocks or [{"type": "text", "text": ""}]})
-        else:
             out.append(
                 {
-                    "role": "user",
-                    "content": [
-                        {
-                            "type": "tool_result",
-                            "tool_use_id": r.call_id,
-                            "content": r.content,
-                            "is_error": r.is_error,
-                        }
-                        for r in m.results
-                    ],
+                    "role": "assistant",
+                    "content": blocks or [{"type": "text", "text": "(no answer)"}],
                 }
+            )
+        else:
+            add_user(
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": r.call_id,
+                        "content": r.content or "(no output)",
+                        "is_error": r.is_error,
+                    }
+                    for r in m.results
+                ]
             )
     return out
 

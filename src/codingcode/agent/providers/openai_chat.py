@@ -28,7 +28,9 @@ def to_openai_messages(
         if m.role == "user":
             out.append({"role": "user", "content": m.text})
         elif m.role == "assistant":
-            entry: dict[str, Any] = {"role": "assistant", "content": m.text or None}
+            # content may be null only beside tool calls
+            content = m.text if m.text or not m.tool_calls else None
+            entry: dict[str, Any] = {"role": "assistant", "content": content}
             if m.tool_calls:
                 entry["tool_calls"] = [
                     {

@@ -1,0 +1,54 @@
+"""The conversions to each API's message format."""
+
+from __future__ import annotations
+
+from codingcode.agent.providers.anthropic_messages import to_anthropic_messages
+from codingcode.agent.providers.base import WireNames, parse_arguments
+from codingcode.agent.providers.openai_chat import to_openai_messages
+from codingcode.agent.transcript import Message, ToolCall, ToolResult
+
+CALL = ToolCall("c1", "srv:tool", {"a": 1}, '{"a": 1}')
+HISTORY = [
+    Message("user", "first"),
+    Message("assistant", "", [CALL]),
+    Message("tool", results=[ToolResult("c1", "srv:tool", "cancelled", True, "cancelled")]),
+    Message("user", "second"),
+    Message("assistant", ""),
+]
+
+
+def test_anthropic_turns_alternate_and_have_no_empty_text() -> None:
+    out = to_anthropic_messages(HISTORY, WireNames(["srv:tool"]))
+    assert [m["role"] for m in out] == ["user", "assistant", "user", "assistant"]
+    merged = out[2]["content"]
+    assert merged[0]["type"] == "tool_result" and merged[0]["is_error"] is True
+    assert merged[1] == {"type": "text", "text": "second"}
+    assert out[1]["content"][0]["name"] == "srv__tool"
+    for m in out:
+        for block in m["content"]:
+            assert block.get("text", "x") != ""
+
+
+def test_openai_messages() -> None:
+    out = to_openai_messages("sys", HISTORY, WireNames(["srv:tool"]))
+    assert [m["role"] for m in out] == ["system", "user", "assistant", "tool", "user", "assistant"]
+    assert out[2]["content"] is None and out[2]["tool_calls"][0]["function"]["name"] == "srv__tool"
+    assert out[3] == {"role": "tool", "tool_call_id": "c1", "content": "cancelled"}
+    assert out[5]["content"] == ""  # never null without tool calls
+
+
+def test_wire_names_are_valid_and_reversible() -> None:
+    long = "server:" + "x" * 80
+    names = WireNames(["read_file", "a:b", "a__b", long, "weird name!"])
+    wires = [names.to_wire(n) for n in ["read_file", "a:b", "a__b", long, "weird name!"]]
+    assert wires[0] == "read_file" and wires[1] == "a__b"
+    assert len(set(wires)) == 5 and all(len(w) <= 64 for w in wires)
+    for real, wire in zip(["read_file", "a:b", "a__b", long, "weird name!"], wires, strict=True):
+        assert names.from_wire(wire) == real
+
+
+def test_parse_arguments() -> None:
+    assert parse_arguments("i", "t", "").arguments == {}
+    assert parse_arguments("i", "t", '{"x": 1}').arguments == {"x": 1}
+    assert parse_arguments("i", "t", "[1]").arguments is None
+    assert parse_arguments("i", "t", '{"x": ').arguments is None
