@@ -246,3 +246,68 @@ async def test_open_project_mcp_follows_trust(
         assert "not trusted" in mcp.notes()[0] and "paged:t0" not in service
     async with open_project_mcp(project, service, trusted=True) as mcp:
         assert mcp.notes() == [] and "paged:t0" in service
+
+
+async def test_sandboxed_stdio_server_goes_through_the_launcher(tmp_path: Path) -> None:
+    from codingcode.process import LaunchPlan
+
+    planned: list[list[str]] = []
+
+    class Recording:
+        def plan(self, argv, *, cwd, env):  # type: ignore[no-untyped-def]
+            planned.append(list(argv))
+            return LaunchPlan(list(argv), dict(env), notice="[recorded]")
+
+    cfg = _tiny(tmp_path, sandbox=True)
+    service = ToolService()
+    async with McpManager([cfg], project=tmp_path, service=service, launcher=Recording) as mcp:
+        assert mcp.servers["tiny"].state is ServerState.READY, mcp.servers["tiny"].error
+        assert planned and planned[0][1].endswith("tiny_server.py")
+        assert "42" in await service.call("tiny:add", {"a": 40, "b": 2})
+        # Death and restart work the same through this transport.
+        with pytest.raises(ToolFailureError, match="stopped during the call"):
+            await service.call("tiny:die", {})
+        assert "3" in await service.call("tiny:add", {"a": 1, "b": 2})
+    assert len(planned) == 2
+
+
+async def test_sandboxed_stdio_server_in_the_real_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project's sandbox (bubblewrap or Landlock): the server runs, and cannot write
+    outside the project (the home directory here; /tmp is private in the sandbox)."""
+    import uuid
+
+    monkeypatch.setenv("CODINGCODE_CONFIG_DIR", str(tmp_path / "config"))
+    project = (tmp_path / "proj").resolve()
+    project.mkdir()
+    outside = Path.home() / f".codingcode-mcp-sandbox-probe-{uuid.uuid4().hex}"
+    writer = project / "writer_server.py"
+    writer.write_text(
+        (SERVERS / "tiny_server.py")
+        .read_text()
+        .replace(
+            'MARKERS = Path(os.environ.get("TINY_MARKERS", "."))',
+            'MARKERS = Path(os.environ.get("TINY_MARKERS", "."))\n'
+            "try:\n"
+            f"    Path({str(outside)!r}).write_text('x')\n"
+            "except OSError:\n"
+            "    pass\n"
+            f"Path({str(project / 'inside')!r}).write_text('x')",
+        )
+    )
+    cfg = _server(
+        "boxed", {"command": sys.executable, "args": [str(writer)], "sandbox": True}, tmp_path
+    )
+    service = ToolService()
+    try:
+        async with McpManager([cfg], project=project, service=service) as mcp:
+            conn = mcp.servers["boxed"]
+            if "SandboxError" in (conn.error or ""):
+                pytest.skip(f"no sandbox backend on this machine: {conn.error}")
+            assert conn.state is ServerState.READY, conn.error
+            assert "42" in await service.call("boxed:add", {"a": 40, "b": 2})
+        assert (project / "inside").exists()  # the project stays writable
+        assert not outside.exists()
+    finally:
+        outside.unlink(missing_ok=True)

@@ -52,6 +52,7 @@ from codingcode.mcp.config import (
     StartFilter,
     StdioEntry,
 )
+from codingcode.process import Launcher
 from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx
 from codingcode.tools.service import ToolService
 
@@ -268,15 +269,28 @@ class _WatchedTransport:
 
 
 def _transport(
-    config: McpServerConfig, project: Path, errlog: IO[str]
+    config: McpServerConfig,
+    project: Path,
+    errlog: IO[str],
+    launcher: Callable[[], Launcher] | None = None,
 ) -> contextlib.AbstractAsyncContextManager[Any]:
     entry = config.entry
     if isinstance(entry, StdioEntry):
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
 
         cwd = Path(entry.cwd).expanduser() if entry.cwd else project
         if not cwd.is_absolute():
             cwd = project / cwd
+        if entry.sandbox:
+            from codingcode.mcp.launched_stdio import launched_stdio
+
+            return launched_stdio(
+                [entry.command, *entry.args],
+                cwd=cwd,
+                env=get_default_environment() | entry.env,
+                launcher=(launcher or _project_sandbox(project))(),
+                errlog=errlog,
+            )
         params = StdioServerParameters(
             command=entry.command, args=entry.args, env=entry.env or None, cwd=cwd
         )
@@ -290,6 +304,15 @@ def _transport(
     from mcp.shared._httpx_utils import create_mcp_http_client
 
     return _http_transport(entry.url, entry.headers, create_mcp_http_client, streamable_http_client)
+
+
+def _project_sandbox(project: Path) -> Callable[[], Launcher]:
+    def make() -> Launcher:
+        from codingcode.sandbox.service import SandboxService
+
+        return SandboxService.for_project(project)
+
+    return make
 
 
 @contextlib.asynccontextmanager
@@ -327,8 +350,10 @@ class ServerConnection:
         project: Path,
         task_group: anyio.abc.TaskGroup,
         on_tools_changed: ToolsChanged | None = None,
+        launcher: Callable[[], Launcher] | None = None,
     ) -> None:
         self.config = config
+        self.launcher = launcher
         self.project = project
         self.state = ServerState.STOPPED
         self.error: str | None = None
@@ -409,7 +434,7 @@ class ServerConnection:
 
                     tg.start_soon(watchdog)
                     transport = _WatchedTransport(
-                        _transport(self.config, self.project, errlog), eof
+                        _transport(self.config, self.project, errlog, self.launcher), eof
                     )
                     client = Client(
                         transport,
@@ -624,8 +649,11 @@ class McpManager:
         project: Path,
         service: ToolService | None = None,
         start_filter: StartFilter | None = None,
+        launcher: Callable[[], Launcher] | None = None,
     ) -> None:
         items = configs.values() if isinstance(configs, Mapping) else configs
+        #: Makes the launcher of ``"sandbox": true`` servers (default: the project's sandbox).
+        self.launcher = launcher
         self.configs = list(items)
         self.project = project
         self.service = service
@@ -640,7 +668,11 @@ class McpManager:
             stack.callback(tg.cancel_scope.cancel)
             for config in self.configs:
                 conn = ServerConnection(
-                    config, project=self.project, task_group=tg, on_tools_changed=self._register
+                    config,
+                    project=self.project,
+                    task_group=tg,
+                    on_tools_changed=self._register,
+                    launcher=self.launcher,
                 )
                 self.servers[config.name] = conn
                 reason = self.start_filter(config) if self.start_filter else None

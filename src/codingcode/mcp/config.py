@@ -20,6 +20,8 @@ the server and the field. Our own optional keys (other clients ignore them):
   ``destructiveHint`` annotations. Untrusted servers' tools count as writing and destructive.
 * ``timeout_ms`` (per request, default 60,000), ``startup_timeout_ms`` (default 30,000).
 * ``disabled`` (bool): keep the entry but do not start the server.
+* ``sandbox`` (bool, stdio only, default false): start the server inside codingcode's OS
+  sandbox, under the project's ``sandbox`` settings (so, by default, no network).
 
 Sources, later overriding earlier by server name: the user's settings (user scope), the
 project's ``.mcp.json``, ``.codingcode/settings.json`` and ``settings.local.json`` (project
@@ -67,6 +69,8 @@ class StdioEntry(_Common):
     args: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
+    #: Start the server inside codingcode's sandbox (the project's sandbox settings).
+    sandbox: bool = False
 
 
 class HttpEntry(_Common):
