@@ -43,7 +43,7 @@ class Tmux:
     def send(self, *keys: str) -> None:
         subprocess.run([*self.tmux, "send-keys", "-t", self.name, *keys], check=True)
 
-    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 20) -> str:
+    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 40) -> str:
         deadline = time.monotonic() + timeout
         while True:
             text = self.screen()
@@ -53,10 +53,10 @@ class Tmux:
                 raise AssertionError(f"timed out waiting for {what}; screen:\n{text}")
             time.sleep(0.1)
 
-    def wait_text(self, needle: str, timeout: float = 20) -> str:
+    def wait_text(self, needle: str, timeout: float = 40) -> str:
         return self.wait_for(lambda s: needle in s, repr(needle), timeout)
 
-    def wait_prompt(self, timeout: float = 20) -> str:
+    def wait_prompt(self, timeout: float = 40) -> str:
         """Wait until the input prompt is the last thing on screen (ready for a line)."""
         return self.wait_for(lambda s: s.rstrip().endswith("›"), "the prompt", timeout)
 
@@ -89,7 +89,8 @@ def start_app(fake: FakeModelServer, project: Path, tmp_path: Path, exit_file: P
 
 
 def wait_exit(term: Tmux, exit_file: Path) -> str:
-    deadline = time.monotonic() + 15
+    # Generous: on a loaded 2-core machine, stopping the MCP server and Python's exit take time.
+    deadline = time.monotonic() + 45
     while not exit_file.exists():
         assert time.monotonic() < deadline, term.screen()
         time.sleep(0.1)
