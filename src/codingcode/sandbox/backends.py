@@ -7,7 +7,8 @@
   ``--die-with-parent`` and ``--new-session``; all capabilities dropped, nested user
   namespaces disabled, and the seccomp filter passed as a file descriptor.
 - :class:`LandlockBackend`: no extra binary — a re-exec'd Python helper
-  (:mod:`codingcode.sandbox.landlock_exec`) applies Landlock and seccomp itself.
+  (:mod:`codingcode.sandbox.landlock_exec`) makes what namespaces the kernel allows
+  (mounts included: the same view as bubblewrap) and applies Landlock and seccomp itself.
 - :class:`NoneBackend`: runs the command as it is and says so in its output.
 """
 
@@ -262,10 +263,24 @@ class LandlockBackend:
         writable = [str(self.masks.tmp), *map(str, policy.writable_roots)]
         if policy.mode is SandboxMode.WORKSPACE_WRITE:
             writable.insert(0, str(policy.project))
+        # Read-only mode protects the whole project (which also keeps it visible when it
+        # lives under the private /tmp).
+        protect = (
+            [str(p) for p in protected_paths(policy.project)]
+            if policy.mode is SandboxMode.WORKSPACE_WRITE
+            else [str(policy.project)]
+        )
+        files = {
+            "empty": str(self.masks.empty_dir),
+            "unreadable": str(self.masks.unreadable),
+            "passwd": str(self.masks.passwd),
+        }
         spec = Spec(
             network=policy.network is Network.ALLOW,
             masked=[str(p) for p in secret_paths(policy, env)],
             writable=writable,
+            protect=protect,
+            files=files,
         )
         package_parent = str(Path(__file__).resolve().parents[2])
         # -I -S: no environment variables, user site or .pth files steer the helper; it

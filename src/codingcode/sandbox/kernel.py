@@ -253,3 +253,52 @@ CLONE_NEWNET = 0x40000000
 
 def unshare(flags: int) -> None:
     _check(_libc.unshare(ctypes.c_int(flags)))
+
+
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_SYNCHRONOUS = 16
+MS_REMOUNT = 32
+MS_MANDLOCK = 64
+MS_NOATIME = 1024
+MS_NODIRATIME = 2048
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+MS_RELATIME = 1 << 21
+
+# statvfs f_flag bits (ST_*) that a remount inside a user namespace must keep: the kernel
+# locks them on mounts inherited from the parent namespace.
+_ST_TO_MS = (
+    (1, MS_RDONLY),
+    (2, MS_NOSUID),
+    (4, MS_NODEV),
+    (8, MS_NOEXEC),
+    (16, MS_SYNCHRONOUS),
+    (64, MS_MANDLOCK),
+    (1024, MS_NOATIME),
+    (2048, MS_NODIRATIME),
+    (4096, MS_RELATIME),
+)
+
+
+def mount(
+    source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None
+) -> None:
+    def enc(value: str | None) -> bytes | None:
+        return None if value is None else os.fsencode(value)
+
+    _check(_libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)))
+
+
+def bind_read_only(source: str, target: str) -> None:
+    """Bind ``source`` on ``target`` and make that mount read-only (keeping locked flags)."""
+    mount(source, target, None, MS_BIND | MS_REC)
+    kept = 0
+    st_flags = os.statvfs(target).f_flag
+    for st, ms in _ST_TO_MS:
+        if st_flags & st:
+            kept |= ms
+    mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept)

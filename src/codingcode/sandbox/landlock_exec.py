@@ -7,9 +7,10 @@ interfere with the restriction — unlike ``preexec_fn`` in a threaded host.
 Steps:
 1. new namespaces where the kernel lets us make them: a PID namespace (when its first
    process dies the kernel kills every process left in it, also daemons that changed
-   their session) and, without network, a network namespace (no TCP/UDP to the host,
-   the host's abstract unix sockets out of reach); unprivileged users get them inside a
-   new user namespace;
+   their session), without network a network namespace (no TCP/UDP to the host, the
+   host's abstract unix sockets out of reach), and a mount namespace in which /tmp and
+   /run become private, the agent's files read-only and secrets masked by mounts;
+   unprivileged users get them inside a new user namespace;
 2. a small init (PID 1 of that namespace) that dies with this helper
    (``PR_SET_PDEATHSIG``) and reaps orphans;
 3. in the command's process: no_new_privs, every capability dropped, a Landlock domain
@@ -35,31 +36,52 @@ _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 
 
 class Spec:
-    """What to confine to, parsed from ``key=value`` arguments (cheaper than json)."""
+    """What to confine to, parsed from ``key=value`` arguments (cheaper than json).
 
-    def __init__(self, network: bool, masked: list[str], writable: list[str]) -> None:
+    ``masked`` paths become unreadable, ``writable`` ones writable. Where a mount
+    namespace can be made, ``protect`` paths are bound read-only, ``/tmp`` and ``/run``
+    become private, masked directories show ``empty``, masked files ``unreadable`` and
+    ``/etc/passwd`` is replaced by ``passwd``.
+    """
+
+    _LISTS = ("mask", "write", "protect")
+    _FILES = ("empty", "unreadable", "passwd")
+
+    def __init__(
+        self,
+        network: bool = False,
+        masked: list[str] | None = None,
+        writable: list[str] | None = None,
+        protect: list[str] | None = None,
+        files: dict[str, str] | None = None,
+    ) -> None:
         self.network = network
-        self.masked = masked
-        self.writable = writable
+        self.masked = masked or []
+        self.writable = writable or []
+        self.protect = protect or []
+        self.files = files or {}
 
     def to_args(self) -> list[str]:
         return [
             f"net={int(self.network)}",
             *(f"mask={p}" for p in self.masked),
             *(f"write={p}" for p in self.writable),
+            *(f"protect={p}" for p in self.protect),
+            *(f"{k}={v}" for k, v in self.files.items()),
         ]
 
     @classmethod
     def from_args(cls, args: list[str]) -> Spec:
-        spec = cls(False, [], [])
+        spec = cls()
+        lists = {"mask": spec.masked, "write": spec.writable, "protect": spec.protect}
         for arg in args:
             key, _, value = arg.partition("=")
             if key == "net":
                 spec.network = value == "1"
-            elif key == "mask":
-                spec.masked.append(value)
-            elif key == "write":
-                spec.writable.append(value)
+            elif key in lists:
+                lists[key].append(value)
+            elif key in cls._FILES:
+                spec.files[key] = value
             else:
                 raise ValueError(f"unknown helper argument {arg!r}")
         return spec
@@ -125,25 +147,77 @@ def confine(spec: Spec, *, private_netns: bool) -> None:
     kernel.install_seccomp(seccomp.build_filter(families))
 
 
-def enter_namespaces(network: bool) -> tuple[bool, bool]:
-    """Try to unshare PID (and, without network, net) namespaces; report what worked."""
+def enter_namespaces(network: bool) -> tuple[bool, bool, bool]:
+    """Try to unshare PID, mount (and, without network, net) namespaces.
+
+    Returns (pid namespace, network namespace, mount namespace). An unprivileged user gets
+    them inside a new user namespace; where the kernel refuses, Landlock alone remains.
+    """
     uid, gid = os.getuid(), os.getgid()
-    flags = kernel.CLONE_NEWPID | (0 if network else kernel.CLONE_NEWNET)
+    base = kernel.CLONE_NEWPID | (0 if network else kernel.CLONE_NEWNET)
     if os.geteuid() != 0:
-        flags |= kernel.CLONE_NEWUSER
-    try:
-        kernel.unshare(flags)
-    except OSError:
-        return False, False
-    if flags & kernel.CLONE_NEWUSER:
-        for name, text in (
-            ("setgroups", "deny"),
-            ("uid_map", f"{uid} {uid} 1"),
-            ("gid_map", f"{gid} {gid} 1"),
-        ):
-            with open(f"/proc/self/{name}", "w") as f:
-                f.write(text)
-    return True, not network
+        base |= kernel.CLONE_NEWUSER
+    for flags in (base | kernel.CLONE_NEWNS, base):
+        try:
+            kernel.unshare(flags)
+        except OSError:
+            continue
+        if flags & kernel.CLONE_NEWUSER:
+            for name, text in (
+                ("setgroups", "deny"),
+                ("uid_map", f"{uid} {uid} 1"),
+                ("gid_map", f"{gid} {gid} 1"),
+            ):
+                with open(f"/proc/self/{name}", "w") as f:
+                    f.write(text)
+        return True, not network, bool(flags & kernel.CLONE_NEWNS)
+    return False, False, False
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def build_view(spec: Spec) -> None:
+    """In the new mount namespace: private /tmp and /run, read-only agent files, masks.
+
+    Sources are opened first (``O_PATH``) and mounted through ``/proc/self/fd``, because
+    the private /tmp hides whatever lived under the host's /tmp — the project included.
+    """
+    cwd = os.getcwd()
+    keep = sorted(
+        {
+            os.path.realpath(p)
+            for p in spec.writable + spec.protect
+            if _under(os.path.realpath(p), "/tmp")
+        }
+    )
+    held = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in keep if os.path.exists(p)}
+    sources = {k: os.open(v, os.O_PATH | os.O_CLOEXEC) for k, v in spec.files.items()}
+    kernel.mount(None, "/", None, kernel.MS_REC | kernel.MS_PRIVATE)
+    kernel.mount("tmpfs", "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "mode=1777")
+    for path, fd in held.items():  # parents first: sorted
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(path, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            open(path, "a").close()
+        kernel.mount(f"/proc/self/fd/{fd}", path, None, kernel.MS_BIND | kernel.MS_REC)
+    if os.path.isdir("/run"):
+        kernel.mount("tmpfs", "/run", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "mode=755")
+    for path in spec.protect:
+        if os.path.exists(path):
+            kernel.bind_read_only(path, path)
+    for path in spec.masked:
+        if not os.path.exists(path):
+            continue
+        source = sources["empty"] if os.path.isdir(path) else sources["unreadable"]
+        kernel.bind_read_only(f"/proc/self/fd/{source}", path)
+    if "passwd" in sources and os.path.exists("/etc/passwd"):
+        kernel.bind_read_only(f"/proc/self/fd/{sources['passwd']}", "/etc/passwd")
+    for fd in (*held.values(), *sources.values()):
+        os.close(fd)
+    os.chdir(cwd)  # through the new mounts, not the old directory
 
 
 def bring_up_loopback() -> None:
@@ -218,7 +292,15 @@ def main(argv: list[str]) -> None:
     split = argv.index("--")
     spec = Spec.from_args(argv[1:split])
     command = argv[split + 1 :]
-    pidns, netns = enter_namespaces(spec.network)
+    pidns, netns, mountns = enter_namespaces(spec.network)
+    if mountns:
+        try:
+            build_view(spec)
+        except OSError as exc:
+            _refuse(f"cannot build the file system view: {exc}")
+        # /tmp is now a private tmpfs: writable, and where temporary files belong.
+        spec.writable.append("/tmp")
+        os.environ["TMPDIR"] = "/tmp"
     if not pidns:
         confine_and_exec(spec, command, private_netns=False)
     alive_read, alive_write = os.pipe()
