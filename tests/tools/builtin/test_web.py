@@ -479,3 +479,87 @@ async def test_untrusted_project_cannot_grant_private_hosts_or_a_search_provider
         json.dumps({"web": {"fetch": {"allow_private_hosts": ["127.0.0.1"]}}})
     )
     assert (await service.call("fetch_url", {"url": server.url("/p")}, ctx)).endswith("internal")
+
+
+@pytest.fixture
+def localhost_cert(tmp_path: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for the name ``localhost`` (key, cert)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs openssl to make a test certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [
+            "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            "-keyout", str(key), "-out", str(cert), "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=DNS:localhost",
+        ],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    return key, cert
+
+
+async def test_https_connects_to_the_checked_address_with_the_real_name(
+    localhost_cert: tuple[Path, Path],
+) -> None:
+    """The connection is pinned to the checked IP while TLS still verifies the host name."""
+    import ssl
+
+    import httpx
+
+    from codingcode.tools.builtin.web import FetchSettings, fetch_raw
+
+    key, cert = localhost_cert
+    server = LocalServer()
+    server_ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_ctx.load_cert_chain(cert, key)
+    server.httpd.socket = server_ctx.wrap_socket(server.httpd.socket, server_side=True)
+    server.routes["/tls"] = lambda r: Reply(body=b"secure", headers={"Content-Type": "text/plain"})
+    client_ctx = ssl.create_default_context(cafile=str(cert))
+    settings = FetchSettings(allow_private_hosts=["localhost"])
+    try:
+        async with httpx.AsyncClient(verify=client_ctx, trust_env=False) as client:
+            # localhost may resolve to ::1 first, where nothing listens: the next address is tried.
+            url = httpx.URL(f"https://localhost:{server.port}/tls")
+            body = await fetch_raw(url, 1000, settings, client=client)
+            assert body.data == b"secure"
+            assert server.requests[-1].headers["host"] == f"localhost:{server.port}"
+            # The certificate names localhost, not 127.0.0.1: a literal IP URL must fail
+            # verification, proving the name (not the pinned IP) is what TLS checked above.
+            with pytest.raises(httpx.ConnectError):
+                await fetch_raw(
+                    httpx.URL(f"https://127.0.0.1:{server.port}/tls"),
+                    1000,
+                    FetchSettings(allow_private_hosts=["127.0.0.1"]),
+                    client=client,
+                )
+    finally:
+        server.close()
+
+
+async def test_next_checked_address_is_tried_when_one_refuses(
+    server: LocalServer,
+    service: ToolService,
+    project: Path,
+    ctx: ToolExecCtx,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import socket
+
+    write_settings(project, {"fetch": {"allow_private_hosts": ["dev.internal"]}})
+
+    async def fake_getaddrinfo(host: str, port: int, **kw: object) -> list[tuple[object, ...]]:
+        assert host == "dev.internal"
+        return [
+            (socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("::1", port, 0, 0)),  # nobody there
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port)),
+        ]
+
+    monkeypatch.setattr(anyio, "getaddrinfo", fake_getaddrinfo)
+    server.routes["/x"] = lambda r: Reply(body=b"reached", headers={"Content-Type": "text/plain"})
+    out = await service.call("fetch_url", {"url": f"http://dev.internal:{server.port}/x"}, ctx)
+    assert out.endswith("reached")
+    assert server.requests[-1].headers["host"] == f"dev.internal:{server.port}"

@@ -199,8 +199,8 @@ def host_allowed(host: str, ip: IPAddress, allowed: list[str]) -> bool:
     return False
 
 
-async def resolve_checked(host: str, port: int, allowed: list[str]) -> IPAddress:
-    """Resolve ``host`` and check every address; return the one to connect to."""
+async def resolve_checked(host: str, port: int, allowed: list[str]) -> list[IPAddress]:
+    """Resolve ``host`` and check every address; return them all (connect in this order)."""
     try:
         literal: IPAddress | None = ipaddress.ip_address(host)
     except ValueError:
@@ -228,7 +228,7 @@ async def resolve_checked(host: str, port: int, allowed: list[str]) -> IPAddress
                 '`web.fetch.allow_private_hosts` in settings (e.g. {"web": {"fetch": '
                 f'{{"allow_private_hosts": ["{host}"]}}}}}}).'
             )
-    return addresses[0]
+    return addresses
 
 
 # -- fetch_url --------------------------------------------------------------------------
@@ -393,13 +393,8 @@ async def fetch_raw(
     for _hop in range(settings.max_redirects + 1):
         host = current.host
         port = current.port or (443 if current.scheme == "https" else 80)
-        ip = await resolve_checked(host, port, settings.allow_private_hosts)
-        # Connect to the checked address; the Host header and TLS name stay the original.
-        pinned = current.copy_with(host=str(ip))
-        headers = {"Host": current.netloc.decode("ascii"), "User-Agent": USER_AGENT}
-        extensions = {"sni_hostname": host} if current.scheme == "https" else {}
-        request = client.build_request("GET", pinned, headers=headers, extensions=extensions)
-        response = await client.send(request, stream=True)
+        addresses = await resolve_checked(host, port, settings.allow_private_hosts)
+        response = await _send_pinned(client, current, addresses)
         try:
             if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
                 location = response.headers["location"]
@@ -445,6 +440,28 @@ async def fetch_raw(
         + " -> ".join(redirects[-3:])
         + "."
     )
+
+
+async def _send_pinned(
+    client: httpx.AsyncClient, url: httpx.URL, addresses: list[IPAddress]
+) -> httpx.Response:
+    """GET ``url`` from the checked addresses, in order, until one accepts the connection.
+
+    The URL's host is replaced by the address (so nothing resolves the name again), while
+    the Host header and the TLS server name (SNI, certificate check) stay the real name.
+    """
+    headers = {"Host": url.netloc.decode("ascii"), "User-Agent": USER_AGENT}
+    extensions = {"sni_hostname": url.host} if url.scheme == "https" else {}
+    for i, ip in enumerate(addresses):
+        request = client.build_request(
+            "GET", url.copy_with(host=str(ip)), headers=headers, extensions=extensions
+        )
+        try:
+            return await client.send(request, stream=True)
+        except httpx.ConnectError:
+            if i == len(addresses) - 1:
+                raise
+    raise ToolFailureError(f"Host {url.host!r} has no addresses.")
 
 
 def _error_excerpt(data: bytes, media: str) -> str:
