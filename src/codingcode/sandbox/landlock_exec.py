@@ -211,8 +211,9 @@ def build_view(spec: Spec) -> None:
     for path in spec.masked:
         if not os.path.exists(path):
             continue
-        source = sources["empty"] if os.path.isdir(path) else sources["unreadable"]
-        kernel.bind_read_only(f"/proc/self/fd/{source}", path)
+        source = sources.get("empty" if os.path.isdir(path) else "unreadable")
+        if source is not None:  # else Landlock alone keeps it unreadable
+            kernel.bind_read_only(f"/proc/self/fd/{source}", path)
     if "passwd" in sources and os.path.exists("/etc/passwd"):
         kernel.bind_read_only(f"/proc/self/fd/{sources['passwd']}", "/etc/passwd")
     for fd in (*held.values(), *sources.values()):
