@@ -187,3 +187,41 @@ def test_untrusted_project_profile_keeps_only_read_only_tools(
     # A change to the file is untrusted again.
     write_profile(project, "builder", "---\ntools: [execute_command]\n---\nBuild more.\n")
     assert load_agents(project)["builder"].tools == ()
+
+
+async def test_profile_model_and_cancellation(
+    project: Path, fake: FakeModelServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A profile's own model is used for the sub-agent; cancelling the parent stops the child."""
+    import anyio
+
+    for key, value in {**fake.env("anthropic"), **fake.env("openai")}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("CODINGCODE_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("CODINGCODE_STATE_DIR", str(tmp_path / "state"))
+    write_profile(
+        project, "thinker", "---\ntools: [read_file]\nmodel: openai:sub-model\n---\nThink.\n"
+    )
+    fake.script = [
+        Step(tool_calls=[("dispatch_agent", {"agent": "thinker", "prompt": "ponder"})]),
+        Step(text="pondering forever", hang=True),  # the sub-agent's response never ends
+        Step(text="the parent goes on"),
+    ]
+    session = open_session(project, model=parse_model("anthropic:main-model", source="t"))
+
+    async def cancel_when_child_streams() -> None:
+        await anyio.to_thread.run_sync(fake.hanging.wait, 10)
+        session.cancel()
+
+    with anyio.fail_after(15):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(cancel_when_child_streams)
+            outcome = await session.send("delegate")
+    assert outcome.status == "cancelled"
+    assert fake.requests[0].path == "/v1/messages" and fake.bodies()[0]["model"] == "main-model"
+    assert fake.requests[1].path == "/v1/chat/completions"
+    assert fake.bodies()[1]["model"] == "sub-model"
+    assert (await session.send("next")).text == "the parent goes on"
+    cancelled = tool_results(fake.bodies()[2])
+    assert "cancelled" in cancelled[-1][0]
+    await session.aclose()
