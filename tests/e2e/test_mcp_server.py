@@ -64,7 +64,10 @@ async def test_sdk_client_over_stdio(proj: Path, env: dict[str, str]) -> None:
         assert sudo.is_error and _text(sudo).startswith("denied:")
 
 
-async def test_sdk_client_elicitation_over_stdio(proj: Path, env: dict[str, str]) -> None:
+@pytest.mark.parametrize("mode", ["legacy", "auto"])  # handshake era, and 2026-07-28
+async def test_sdk_client_elicitation_over_stdio(
+    proj: Path, env: dict[str, str], mode: str
+) -> None:
     asked: list[str] = []
 
     async def answer(context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
@@ -74,7 +77,7 @@ async def test_sdk_client_elicitation_over_stdio(proj: Path, env: dict[str, str]
     params = StdioServerParameters(
         command=CODINGCODE, args=["mcp", "--project", str(proj)], env=env
     )
-    async with Client(params, mode="legacy", elicitation_callback=answer) as client:
+    async with Client(params, mode=mode, elicitation_callback=answer) as client:
         write = await client.call_tool("write_file", {"path": "x.txt", "content": "made"})
     assert not write.is_error, _text(write)
     assert (proj / "x.txt").read_text() == "made"

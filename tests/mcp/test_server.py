@@ -177,3 +177,26 @@ async def test_client_cancellation_kills_the_command(project: Path) -> None:
         assert not (project / "after").exists()
         again = await client.call_tool("read_file", {"path": "."})
         assert again.is_error  # a directory; but the connection still works
+
+
+async def test_ask_with_elicitation_on_the_2026_protocol(project: Path) -> None:
+    """2026-07-28 has no server-to-client requests: the question rides an InputRequiredResult
+    and the SDK client retries the call with the user's answer."""
+    seen: list[types.ElicitRequestParams] = []
+    server = build_tool_server(project)
+    callback = _elicit([{"decision": "allow"}, {"decision": "deny"}], seen)
+    async with Client(server.lowlevel_server(), mode="auto", elicitation_callback=callback) as c:
+        assert c.protocol_version == "2026-07-28"
+        allowed = await c.call_tool("write_file", {"path": "yes.txt", "content": "x"})
+        denied = await c.call_tool("write_file", {"path": "no.txt", "content": "x"})
+    assert not allowed.is_error, _text(allowed)
+    assert (project / "yes.txt").read_text() == "x"
+    assert denied.is_error and not (project / "no.txt").exists()
+    assert len(seen) == 2 and "write_file" in seen[0].message
+
+
+async def test_2026_protocol_without_elicitation_is_denied_with_how_to_allow(project: Path) -> None:
+    server = build_tool_server(project)
+    async with Client(server.lowlevel_server(), mode="auto") as c:
+        result = await c.call_tool("write_file", {"path": "out.txt", "content": "x"})
+    assert result.is_error and "To allow it" in _text(result)

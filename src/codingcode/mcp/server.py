@@ -24,7 +24,7 @@ import hmac
 import ipaddress
 import json
 import secrets
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,59 +70,116 @@ def mcp_tool(definition: ToolDefinition) -> types.Tool:
     )
 
 
-def client_can_elicit(request_ctx: Any) -> bool:
+#: The key of our approval question in a 2026-07-28 ``InputRequiredResult``.
+APPROVAL_INPUT_KEY = "codingcode.approval"
+
+
+def elicitation_channel(request_ctx: Any) -> str | None:
+    """How this client can be asked: ``"request"`` (a server-to-client elicitation/create,
+    the handshake era), ``"input"`` (an ``InputRequiredResult``, 2026-07-28), or None."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
     session = getattr(request_ctx, "session", None)
     if session is None:
-        return False
+        return None
     caps = session.client_capabilities
-    return bool(caps is not None and caps.elicitation is not None and session.can_send_request)
+    if caps is None or caps.elicitation is None:
+        return None
+    if session.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return "input"
+    return "request" if session.can_send_request else None
+
+
+def client_can_elicit(request_ctx: Any) -> bool:
+    return elicitation_channel(request_ctx) is not None
+
+
+class InputNeeded(Exception):
+    """Raised by the confirmer on 2026-07-28: answer with an InputRequiredResult instead."""
+
+    def __init__(self, request: types.ElicitRequest) -> None:
+        super().__init__("input required")
+        self.request = request
+
+
+def _approval_form(request: Any) -> tuple[str, dict[str, Any], list[str]]:
+    from codingcode.approval.confirm import describe_call
+
+    choices = ["allow", "deny"]
+    if request.suggested_rule:
+        choices += ["always", "never"]
+    note = (
+        f' "always"/"never" save the rule "{request.suggested_rule}".'
+        if request.suggested_rule
+        else ""
+    )
+    message = (
+        f"{request.call.tool} wants to run — {request.reason}\n"
+        f"{describe_call(request.call)}\n"
+        f"Allow it?{note}"
+    )
+    schema = {
+        "type": "object",
+        "properties": {
+            "decision": {
+                "type": "string",
+                "title": "Decision",
+                "enum": choices,
+                "description": "allow or deny this call"
+                + (", or always/never to save a rule" if request.suggested_rule else ""),
+            }
+        },
+        "required": ["decision"],
+    }
+    return message, schema, choices
 
 
 class ElicitationConfirmer:
-    """Answers the approval pipeline's ``ask`` by asking the MCP client's user (elicitation)."""
+    """Answers the approval pipeline's ``ask`` by asking the MCP client's user (elicitation).
+
+    Handshake era: a server-to-client ``elicitation/create`` request during the call.
+    2026-07-28: the call returns an ``InputRequiredResult`` holding the question; the client
+    asks its user and sends the call again with the answer, which the pipeline — deciding
+    the same call the same way — receives here.
+    """
 
     async def confirm(self, request: Any) -> Any:
-        from codingcode.approval.confirm import Answer, describe_call
+        from codingcode.approval.confirm import Answer
 
         request_ctx = _current_request.get(None)
-        if request_ctx is None or not client_can_elicit(request_ctx):
+        channel = elicitation_channel(request_ctx) if request_ctx is not None else None
+        if channel is None:
             return Answer.DENY
-        choices = ["allow", "deny"]
-        if request.suggested_rule:
-            choices += ["always", "never"]
-        note = (
-            f' "always"/"never" save the rule "{request.suggested_rule}".'
-            if request.suggested_rule
-            else ""
-        )
-        message = (
-            f"{request.call.tool} wants to run — {request.reason}\n"
-            f"{describe_call(request.call)}\n"
-            f"Allow it?{note}"
-        )
-        schema = {
-            "type": "object",
-            "properties": {
-                "decision": {
-                    "type": "string",
-                    "title": "Decision",
-                    "enum": choices,
-                    "description": "allow or deny this call"
-                    + (", or always/never to save a rule" if request.suggested_rule else ""),
-                }
-            },
-            "required": ["decision"],
-        }
-        try:
-            result = await request_ctx.session.elicit_form(
-                message, schema, related_request_id=request_ctx.request_id
-            )
-        except Exception:  # the client failed to answer: nothing was allowed
-            return Answer.DENY
-        if result.action != "accept" or not isinstance(result.content, dict):
+        message, schema, choices = _approval_form(request)
+        result: Any
+        if channel == "input":
+            result = _input_response(request_ctx)
+            if result is None:
+                form = types.ElicitRequestFormParams(message=message, requested_schema=schema)
+                raise InputNeeded(types.ElicitRequest(params=form))
+        else:
+            try:
+                result = await request_ctx.session.elicit_form(
+                    message, schema, related_request_id=request_ctx.request_id
+                )
+            except Exception:  # the client failed to answer: nothing was allowed
+                return Answer.DENY
+        if getattr(result, "action", None) != "accept" or not isinstance(result.content, dict):
             return Answer.DENY
         decision = str(result.content.get("decision", "deny"))
         return Answer(decision) if decision in choices else Answer.DENY
+
+
+def _input_response(request_ctx: Any) -> Any:
+    """The client's answer to our approval question, carried by a retried tools/call."""
+    params = getattr(request_ctx, "params", None) or {}
+    responses = params.get("inputResponses") if isinstance(params, Mapping) else None
+    if not isinstance(responses, Mapping) or APPROVAL_INPUT_KEY not in responses:
+        return None
+    try:
+        return types.ElicitResult.model_validate(responses[APPROVAL_INPUT_KEY])
+    except ValueError:
+        return None
 
 
 @dataclass
@@ -164,9 +221,11 @@ class McpToolServer:
 
         async def on_call_tool(
             ctx: Any, params: types.CallToolRequestParams
-        ) -> types.CallToolResult:
+        ) -> types.CallToolResult | types.InputRequiredResult:
             try:
                 text = await self.call(ctx, params.name, params.arguments)
+            except InputNeeded as need:
+                return types.InputRequiredResult(input_requests={APPROVAL_INPUT_KEY: need.request})
             except AgentError as exc:
                 return types.CallToolResult(
                     content=[types.TextContent(type="text", text=f"{exc.kind.value}: {exc}")],
