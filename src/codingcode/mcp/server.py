@@ -3,8 +3,9 @@
 Every ``tools/call`` runs through :meth:`codingcode.runner.ToolRunner.run` — validation, the
 approval pipeline, the sandboxed execution, the audit — exactly as a call from our own agent.
 An ``ask`` becomes an MCP elicitation (allow / deny / always / never) when the client declared
-the elicitation capability and can be sent a request; otherwise the call is denied with a
-message saying how to allow it (an allow rule, or an interactive run).
+the elicitation capability — a server-to-client request on the handshake protocol, an
+``InputRequiredResult`` on 2026-07-28 — otherwise the call is denied with a message saying
+how to allow it (an allow rule, or an interactive run).
 
 The served tools are the session resolver's (``ToolVisibilityPolicy(allow_tool_search=
 False)``): the built-ins and any tool registered in the service, offered at once. The
