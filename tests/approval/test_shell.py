@@ -100,7 +100,15 @@ def test_quoted_words_come_back_exactly(words: list[str]) -> None:
 @given(st.text(max_size=80))
 def test_analysis_never_crashes(text: str) -> None:
     analysis = analyze(text, "/p")
-    assert isinstance(analysis.commands, list)
+    assert not any("could not be analysed" in why for why in analysis.opaque)
+
+
+def test_astral_characters_do_not_crash_the_parser() -> None:
+    # tree-sitter-bash#337: `{` then a 4-byte UTF-8 character could SIGSEGV the process.
+    for _ in range(300):
+        analyze("\u00e9{\U0009051c~`l\u00c6Ee", "/p")
+        analyze("{\U00031860", "/p")
+    assert analyze("echo \U0001f600 && sudo id", "/p").commands[-2].program == "sudo"
 
 
 _separators = st.sampled_from([" ; ", " && ", " || ", " | ", "\n", " & "])

@@ -14,7 +14,9 @@ something dynamic, a parse error) is reported as *opaque*: the rules then ask, n
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -228,42 +230,101 @@ def analyze(command: str, cwd: str) -> Analysis:
     return _analyze_cached(command, cwd)
 
 
+_LOCK = threading.Lock()
+
+
 @lru_cache(maxsize=2048)
 def _analyze_cached(command: str, cwd: str) -> Analysis:
     out = Analysis()
     if len(command) > MAX_COMMAND_CHARS:
         out.opaque.append(f"the command is longer than {MAX_COMMAND_CHARS} characters")
         return out
-    _Walker(out).script(command, _Ctx(cwd, {}, 0))
+    try:
+        with _LOCK:  # one parser, shared: tree-sitter parsers are not thread-safe
+            _Walker(out).script(command, _Ctx(cwd, {}, 0))
+    except (RecursionError, ValueError, UnicodeError) as exc:
+        # Fail closed: what cannot be analysed is asked about, never allowed.
+        out.opaque.append(f"the command could not be analysed ({type(exc).__name__})")
     return out
+
+
+@dataclass
+class _Source:
+    """One parsed text: maps the parser's bytes back to the original characters."""
+
+    parsed: bytes
+    #: (byte offset in ``parsed``, original character) for every placeholder put in.
+    astral: list[tuple[int, str]]
+
+    def text(self, node: Any) -> str:
+        start, end = node.start_byte, node.end_byte
+        out = self.parsed[start:end].decode("utf-8", "surrogateescape")
+        if not self.astral:
+            return out
+        import bisect
+
+        i = bisect.bisect_left(self.astral, (start, ""))
+        if i >= len(self.astral) or self.astral[i][0] >= end:
+            return out
+        pieces: list[str] = []
+        pos = start
+        while i < len(self.astral) and self.astral[i][0] < end:
+            offset, char = self.astral[i]
+            pieces.append(self.parsed[pos:offset].decode("utf-8", "surrogateescape"))
+            pieces.append(char)
+            pos = offset + len(ASTRAL_PLACEHOLDER.encode())
+            i += 1
+        pieces.append(self.parsed[pos:end].decode("utf-8", "surrogateescape"))
+        return "".join(pieces)
+
+
+def _source(text: str) -> _Source:
+    if not _ASTRAL.search(text):
+        return _Source(text.encode("utf-8", "surrogateescape"), [])
+    parsed = bytearray()
+    astral: list[tuple[int, str]] = []
+    for ch in text:
+        if ord(ch) >= 0x10000:
+            astral.append((len(parsed), ch))
+            parsed += ASTRAL_PLACEHOLDER.encode()
+        else:
+            parsed += ch.encode("utf-8", "surrogateescape")
+    return _Source(bytes(parsed), astral)
 
 
 class _Walker:
     def __init__(self, out: Analysis) -> None:
         self.out = out
+        self._sources: list[_Source] = []
+        self._seen: list[set[tuple[int, int]]] = []
+
+    def t(self, node: Any) -> str:
+        """The original text of a node of the tree being walked."""
+        return self._sources[-1].text(node)
 
     # -- entry points ---------------------------------------------------------------
     def script(self, text: str, ctx: _Ctx) -> None:
         if ctx.depth > MAX_DEPTH:
             self.out.opaque.append("commands are nested too deeply to follow")
             return
-        tree = _parser().parse(text.encode("utf-8", "surrogateescape"))
+        source = _source(text)
+        tree = _parser().parse(source.parsed)
         root = tree.root_node
         if root.has_error:
             self.out.parse_error = True
             self.out.opaque.append("the command could not be parsed completely")
             self.out.fallback_words.extend(_fallback_words(text))
-        self.seen: set[tuple[int, int]] = getattr(self, "seen", set())
-        seen_before = set(self.seen)
-        self.visit(root, ctx)
-        # Safety net: a simple command the structured walk did not reach is still checked.
-        for node in _iter_nodes(root):
-            if (
-                node.type == "command"
-                and _key(node) not in self.seen
-                and _key(node) not in seen_before
-            ):
-                self.command(node, ctx.copy(), ())
+        self._sources.append(source)
+        self._seen.append(set())
+        try:
+            self.visit(root, ctx)
+            # Safety net: a simple command the structured walk did not reach is still checked.
+            for node in _iter_nodes(root):
+                if node.type == "command" and _key(node) not in self._seen[-1]:
+                    self.command(node, ctx.copy(), ())
+        finally:
+            self._sources.pop()
+            self._seen.pop()
 
     # -- statements -----------------------------------------------------------------
     def visit(self, node: Any, ctx: _Ctx) -> None:
@@ -289,7 +350,7 @@ class _Walker:
                     self.word(child, ctx)
         elif t == "unset_command":
             for child in node.named_children:
-                ctx.vars.pop(_text(child), None)
+                ctx.vars.pop(self.t(child), None)
         elif t in _WORD_TYPES:
             self.word(node, ctx)
         else:
@@ -302,9 +363,9 @@ class _Walker:
         w = self.word(value, ctx) if value is not None else literal_word("")
         if name is not None:
             if w.dynamic:
-                ctx.vars.pop(_text(name), None)
+                ctx.vars.pop(self.t(name), None)
             else:
-                ctx.vars[_text(name)] = w.text
+                ctx.vars[self.t(name)] = w.text
 
     def pipeline(self, node: Any, ctx: _Ctx) -> None:
         before = len(self.out.commands)
@@ -340,7 +401,7 @@ class _Walker:
     def redirect(self, node: Any, ctx: _Ctx) -> Redirect | None:
         t = node.type
         if t == "file_redirect":
-            op = "".join(_text(c) for c in node.children if not c.is_named) or ">"
+            op = "".join(self.t(c) for c in node.children if not c.is_named) or ">"
             dest = node.child_by_field_name("destination")
             if dest is None or (dest.type == "number" and "&" in op):
                 return Redirect(op, None)
@@ -353,14 +414,14 @@ class _Walker:
             if body is not None:
                 for child in body.named_children:
                     self.visit(child, ctx)
-            return Redirect("<<", None, heredoc=_text(body) if body is not None else "")
+            return Redirect("<<", None, heredoc=self.t(body) if body is not None else "")
         for child in node.named_children:
             self.visit(child, ctx)
         return None
 
     # -- simple commands ------------------------------------------------------------
     def command(self, node: Any, ctx: _Ctx, extra_redirects: Any) -> None:
-        self.seen.add(_key(node))
+        self._seen[-1].add(_key(node))
         assigns: list[tuple[str, Word]] = []
         argv: list[Word] = []
         redirect_nodes = list(extra_redirects)
@@ -370,7 +431,7 @@ class _Walker:
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
                 w = self.word(value, ctx) if value is not None else literal_word("")
-                assigns.append((_text(name) if name is not None else "", w))
+                assigns.append((self.t(name) if name is not None else "", w))
             elif fieldname == "redirect" or child.type.endswith("_redirect"):
                 redirect_nodes.append(child)
             elif (
@@ -530,25 +591,25 @@ class _Walker:
                 for c in node.named_children:
                     self._word_parts(c, ctx, parts, flags, quoted=quoted, top=top)
                 return
-            raw = _text(node)
+            raw = self.t(node)
             if quoted:
                 parts.append((raw, True))
                 return
             if top and raw.startswith("~"):
                 head, sep, rest = raw.partition("/")
-                expanded = home_dir() if head == "~" else posixpath.expanduser(head)
+                expanded = home_dir() if head == "~" else _expand_tilde(head)
                 parts.append((expanded, True))
                 raw = sep + rest
             _unescape_unquoted(raw, parts)
         elif t == "raw_string":
-            parts.append((_text(node)[1:-1], True))
+            parts.append((self.t(node)[1:-1], True))
         elif t == "ansi_c_string":
-            parts.append((decode_ansi_c(_text(node)[2:-1]), True))
+            parts.append((decode_ansi_c(self.t(node)[2:-1]), True))
         elif t in ("string", "translated_string"):
             for child in node.children:
                 ct = child.type
                 if ct == "string_content":
-                    parts.append((_unescape_double(_text(child)), True))
+                    parts.append((_unescape_double(self.t(child)), True))
                 elif child.is_named:
                     self._word_parts(child, ctx, parts, flags, quoted=True)
         elif t == "concatenation":
@@ -556,12 +617,12 @@ class _Walker:
                 self._word_parts(child, ctx, parts, flags, quoted=quoted, top=top and i == 0)
             # tree-sitter splits `{a,b}` into separate words; keep unnamed pieces too
         elif t == "simple_expansion":
-            name = "".join(_text(c) for c in node.named_children)
+            name = "".join(self.t(c) for c in node.named_children)
             parts.append((self._var(name, ctx), True))
         elif t == "expansion":
             named = node.named_children
             if len(named) == 1 and named[0].type == "variable_name":
-                parts.append((self._var(_text(named[0]), ctx), True))
+                parts.append((self._var(self.t(named[0]), ctx), True))
             else:
                 for child in named:
                     self._scan(child, ctx, flags)
@@ -578,7 +639,7 @@ class _Walker:
             parts.append((DYN, True))
         else:
             self._scan(node, ctx, flags)
-            parts.append((_text(node) if not node.named_children else DYN, quoted))
+            parts.append((self.t(node) if not node.named_children else DYN, quoted))
 
     def _scan(self, node: Any, ctx: _Ctx, flags: dict[str, bool]) -> None:
         """Visit every substitution inside ``node`` (arithmetic, subscripts, defaults...)."""
@@ -620,6 +681,22 @@ _WORD_TYPES = frozenset(
 )
 
 
+#: Stands in for a character outside the Basic Multilingual Plane while parsing:
+#: tree-sitter-bash 0.25.1 can crash the process (SIGSEGV) on a ``{`` followed by a 4-byte
+#: UTF-8 sequence (tree-sitter/tree-sitter-bash#337). No such character is a shell
+#: metacharacter, so a plain word character in its place leaves the structure unchanged,
+#: and every node's text is mapped back to the original characters (``_Source.text``).
+ASTRAL_PLACEHOLDER = "\ue000"
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _expand_tilde(head: str) -> str:
+    try:
+        return posixpath.expanduser(head)
+    except (ValueError, KeyError):
+        return head
+
+
 def _deeper(ctx: _Ctx) -> _Ctx:
     inner = ctx.copy()
     inner.depth += 1
@@ -628,11 +705,6 @@ def _deeper(ctx: _Ctx) -> _Ctx:
 
 def _key(node: Any) -> tuple[int, int]:
     return (node.start_byte, node.end_byte)
-
-
-def _text(node: Any) -> str:
-    raw: bytes = node.text or b""
-    return raw.decode("utf-8", "surrogateescape")
 
 
 def _iter_nodes(root: Any) -> Iterator[Any]:
