@@ -205,9 +205,11 @@ def run_headless(
             print_json(session, outcome, reporter)
         elif outcome.ok:
             typer.echo(outcome.text)
+        elif outcome.status == "cancelled":
+            typer.echo(
+                "Interrupted: the run was cancelled (running commands were stopped).", err=True
+            )
         else:
-            if outcome.text and outcome.status != "cancelled":
-                typer.echo(outcome.text)
             typer.echo(f"error: {outcome.text}", err=True)
         if outcome.status == "cancelled":
             return 130
@@ -401,6 +403,9 @@ async def _interactive(project: Path, model: str | None, mode: str) -> int:
     def notify(line: str) -> None:
         console.print(f"[yellow]note:[/] {escape(line)}")
 
+    from codingcode.agent import resolve_model
+
+    resolve_model(project, model)  # no model: say so before asking anything
     await ask_trust(console, project)
     async with cli_session(project, model, mode, view, notify, confirmer=confirmer) as session:
         view.root = session.session_id
