@@ -220,3 +220,29 @@ def test_path_spellings_do_not_dodge_a_deny(parts: list[str], noise: list[str]) 
     spelled = "/etc/" + "".join(noise) + "/".join(parts)
     rules = [Rule(f"read_file({target})", "deny")]
     assert decide(rules, "read_file", {"path": spelled}, project)[0] == "deny"
+
+
+def test_home_and_root_level_path_rules(project: Path) -> None:
+    import os
+
+    home = os.path.expanduser("~")
+    rules = [
+        Rule("read_file(~)", "deny"),
+        Rule("read_file(/)", "ask"),
+        Rule("read_file(*.pem)", "ask"),
+    ]
+    assert decide(rules, "read_file", {"path": home}, project)[0] == "deny"
+    assert decide(rules, "read_file", {"path": "/"}, project)[0] == "ask"
+    assert decide(rules, "read_file", {"path": "key.pem"}, project)[0] == "ask"
+    assert decide(rules, "read_file", {"path": "sub/key.pem"}, project)[0] == "continue"
+
+
+def test_many_rules_keep_their_order(project: Path) -> None:
+    rules = [Rule(f"execute_command(tool{i} *)", "allow") for i in range(300)]
+    rules += [
+        Rule("execute_command(*)", "deny", priority=-1),
+        Rule("execute_command(tool7 x)", "ask", 1),
+    ]
+    assert decide(rules, "execute_command", cmd("tool7 x"), project)[0] == "ask"
+    assert decide(rules, "execute_command", cmd("tool7 y"), project)[0] == "allow"
+    assert decide(rules, "execute_command", cmd("other"), project)[0] == "deny"

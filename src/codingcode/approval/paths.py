@@ -11,6 +11,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import posixpath
+import stat
+import threading
 from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
@@ -29,6 +31,11 @@ def expand_user(path: str) -> str:
 
 def lexical(path: str, cwd: str | Path) -> str:
     """Absolute, ``~`` expanded, ``.``/``..``/``//`` folded; symlinks left alone."""
+    return _lexical(path, str(cwd))
+
+
+@lru_cache(maxsize=8192)
+def _lexical(path: str, cwd: str) -> str:  # pure string work: safe to cache
     p = expand_user(path)
     if not p.startswith("/"):
         p = posixpath.join(str(cwd), p)
@@ -39,21 +46,60 @@ def lexical(path: str, cwd: str | Path) -> str:
     return p
 
 
-@lru_cache(maxsize=4096)
 def _real(path: str) -> str:
+    # Never cached across calls: a file may become a symlink between two calls.
     try:
         return os.path.realpath(path)
     except (OSError, ValueError):
         return path
 
 
+def _real_name(
+    joined: str, cwd: str, name: str, cache: dict[tuple[str, str], tuple[str, ...]] | None
+) -> str:
+    try:
+        is_link = stat.S_ISLNK(os.lstat(joined).st_mode)
+    except (OSError, ValueError):
+        is_link = False
+    if is_link:
+        return _real(joined)
+    key = ("\0cwd", cwd)
+    real_cwd = cache.get(key) if cache is not None else None
+    if real_cwd is None:
+        real_cwd = (_real(cwd),)
+        if cache is not None:
+            cache[key] = real_cwd
+    return posixpath.join(real_cwd[0], name)
+
+
+_decision = threading.local()
+
+
+def begin_decision() -> None:
+    """Start one decision: symlinks are resolved afresh, once per path within it."""
+    _decision.cache = {}
+
+
 def spellings(path: str, cwd: str | Path) -> tuple[str, ...]:
     """The lexical form and the symlink-resolved form (one if they agree)."""
+    key = (path, str(cwd))
+    cache: dict[tuple[str, str], tuple[str, ...]] | None = getattr(_decision, "cache", None)
+    if cache is not None:
+        found = cache.get(key)
+        if found is not None:
+            return found
     lex = lexical(path, cwd)
     p = expand_user(path)
     joined = p if p.startswith("/") else posixpath.join(str(cwd), p)
-    real = _real(joined)
-    return (lex,) if real == lex else (lex, real)
+    if "/" not in p and p not in (".", ".."):
+        # One name in cwd (most words of a command): one lstat instead of a full walk.
+        real = _real_name(joined, str(cwd), p, cache)
+    else:
+        real = _real(joined)
+    result = (lex,) if real == lex else (lex, real)
+    if cache is not None and len(cache) < 4096:
+        cache[key] = result
+    return result
 
 
 def is_inside(path: str, root: Path) -> bool:

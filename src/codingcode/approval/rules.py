@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codingcode.approval import presets, shell
-from codingcode.approval.paths import glob_to_regex, home_dir, lexical, spellings
+from codingcode.approval.paths import begin_decision, glob_to_regex, home_dir, lexical, spellings
 from codingcode.approval.pipeline import RULES, LayerResult, ToolCall
 from codingcode.config import Scope, Settings, SettingsError, load_settings
 
@@ -113,6 +113,8 @@ class _Compiled:
     tool_is_literal: bool
     kind: str  # "all" | "command" | "path" | "domain" | "param:NAME" | "value" | "url"
     regex: str  # the SPEC as a regex over the subject of its kind
+    #: For path rules: the absolute glob (its literal components index the rule).
+    glob: str = ""
 
 
 def _command_regex(spec: str) -> str:
@@ -127,20 +129,22 @@ def _command_regex(spec: str) -> str:
     return rx + "(?: .*)?" if tail_any else rx
 
 
-def _path_regex(spec: str, project: Path) -> str:
+def path_pattern(spec: str, project: Path) -> str:
+    """A path rule's SPEC as an absolute glob (``**/x`` stays anchored nowhere)."""
     if spec.startswith("**"):
-        return glob_to_regex(spec)
+        return spec
     if spec.startswith("~"):
-        absolute = home_dir() + spec[1:]
-    elif spec.startswith("/"):
-        absolute = "/" + spec.lstrip("/")
-    else:
-        absolute = str(project).rstrip("/") + "/" + (spec[2:] if spec.startswith("./") else spec)
-    rx = glob_to_regex(absolute)
-    # `dir/` or `dir/**` also means the directory itself
-    if absolute.endswith("/**"):
-        rx = glob_to_regex(absolute[:-3]) + "(?:/.*)?"
-    return rx
+        return home_dir() + spec[1:]
+    if spec.startswith("/"):
+        return "/" + spec.lstrip("/")
+    return str(project).rstrip("/") + "/" + (spec[2:] if spec.startswith("./") else spec)
+
+
+def _path_regex(spec: str, project: Path) -> str:
+    absolute = path_pattern(spec, project)
+    if absolute.endswith("/**"):  # `dir/**` also means the directory itself
+        return glob_to_regex(absolute[:-3]) + "(?:/.*)?"
+    return glob_to_regex(absolute)
 
 
 def _compile(rule: Rule, index: int, project: Path) -> _Compiled:
@@ -168,59 +172,125 @@ def _compile(rule: Rule, index: int, project: Path) -> _Compiled:
             fnmatch.translate(param.group(2))[:-2],
         )
     if literal and (tool in FILE_TOOLS or tool == "search_code"):
-        return _Compiled(rule, index, tool_re, literal, "path", _path_regex(spec, project))
+        return _Compiled(
+            rule,
+            index,
+            tool_re,
+            literal,
+            "path",
+            _path_regex(spec, project),
+            path_pattern(spec, project),
+        )
     if literal and tool == "fetch_url":
         return _Compiled(rule, index, tool_re, literal, "url", fnmatch.translate(spec)[:-2])
     return _Compiled(rule, index, tool_re, literal, "value", fnmatch.translate(spec)[:-2])
 
 
-@dataclass
-class _Chunk:
-    """Consecutive rules with one kind of subject, compiled into one alternation."""
+def _rule_key(c: _Compiled) -> str | None:
+    """A literal a subject must contain for the rule to match (for indexing), if any."""
+    spec = c.rule.spec or ""
+    if c.kind == "command":
+        if spec.endswith(":*"):
+            spec = spec[:-2] + " *"
+        first = spec.split(" ", 1)[0]
+        return first if first and "*" not in first else None
+    if c.kind in ("path", "shellpath"):
+        absolute = c.glob
+        literal = [p for p in absolute.split("/") if p and not any(ch in p for ch in "*?[")]
+        return literal[-1] if literal else None
+    if c.kind == "domain":
+        host = spec[len("domain:") :].lower()
+        return host if "*" not in host else None
+    return None
 
-    kind: str
-    rules: list[_Compiled]
-    regex: re.Pattern[str] | None = None
 
-    def build(self) -> None:
-        if self.kind != "all":
-            self.regex = re.compile(
-                "|".join(f"(?P<r{i}>{c.regex})" for i, c in enumerate(self.rules)), re.DOTALL
-            )
+def _subject_keys(kind: str, subject: str) -> Iterable[str]:
+    if kind == "command":
+        return (subject.split(" ", 1)[0],)
+    if kind in ("path", "shellpath"):
+        return subject.split("/")
+    if kind == "domain":
+        return (subject,)
+    return ()
 
-    def match(self, subjects: Sequence[str]) -> _Compiled | None:
-        if self.kind == "all":
-            return self.rules[0]
-        assert self.regex is not None
+
+class _KindIndex:
+    """The rules of one kind of subject, indexed by a literal each needs, in rule order."""
+
+    def __init__(self, kind: str, rules: list[_Compiled]) -> None:
+        self.kind = kind
+        self.keyed: dict[str, list[tuple[_Compiled, re.Pattern[str]]]] = {}
+        self.unkeyed: list[tuple[_Compiled, re.Pattern[str]]] = []
+        for c in rules:
+            entry = (c, re.compile(c.regex, re.DOTALL))
+            key = _rule_key(c)
+            if key is None:
+                self.unkeyed.append(entry)
+            else:
+                self.keyed.setdefault(key, []).append(entry)
+
+    def best(self, subjects: Sequence[str]) -> _Compiled | None:
         best: _Compiled | None = None
-        for s in subjects:
-            m = self.regex.fullmatch(s)
-            if m is not None and m.lastgroup is not None:
-                found = self.rules[int(m.lastgroup[1:])]
-                if best is None or found.index < best.index:
-                    best = found
+        for subject in subjects:
+            groups = [self.unkeyed]
+            for key in set(_subject_keys(self.kind, subject)):
+                found = self.keyed.get(key)
+                if found:
+                    groups.append(found)
+            for group in groups:
+                for c, pattern in group:  # each group is in rule order: stop at the first
+                    if best is not None and c.index >= best.index:
+                        break
+                    if pattern.fullmatch(subject):
+                        best = c
+                        break
         return best
 
 
-def _chunks(rules: Iterable[_Compiled]) -> list[_Chunk]:
-    chunks: list[_Chunk] = []
-    for c in rules:
-        if chunks and chunks[-1].kind == c.kind and c.kind != "all":
-            chunks[-1].rules.append(c)
-        else:
-            chunks.append(_Chunk(c.kind, [c]))
-    for ch in chunks:
-        ch.build()
-    return chunks
+class _RuleSet:
+    """Rules that can apply to one tool name, compiled and indexed."""
+
+    def __init__(self, rules: list[_Compiled]) -> None:
+        always = [c for c in rules if c.kind == "all"]
+        self.always: _Compiled | None = min(always, key=lambda c: c.index) if always else None
+        kinds: dict[str, list[_Compiled]] = {}
+        for c in rules:
+            if c.kind != "all":
+                kinds.setdefault(c.kind, []).append(c)
+        self.kinds = {k: _KindIndex(k, v) for k, v in kinds.items()}
+
+    def __bool__(self) -> bool:
+        return self.always is not None or bool(self.kinds)
+
+    def best(self, kind: str, subjects: Sequence[str]) -> _Compiled | None:
+        """The first rule (in order) matching one of ``subjects`` as ``kind``, or always."""
+        index = self.kinds.get(kind)
+        hit = index.best(subjects) if index is not None and subjects else None
+        return _earliest(hit, self.always)
+
+    def best_for_call(self, call: ToolCall) -> _Compiled | None:
+        hit = self.always
+        for kind, index in self.kinds.items():
+            subjects = _subjects(kind, call)
+            if subjects:
+                hit = _earliest(hit, index.best(subjects))
+        return hit
+
+
+def _earliest(a: _Compiled | None, b: _Compiled | None) -> _Compiled | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if a.index <= b.index else b
 
 
 @dataclass
 class _ToolPlan:
-    """The rules that can apply to one tool name, in order, compiled."""
+    """The rules that can apply to one tool name."""
 
-    all_chunks: list[_Chunk]
-    restrict_chunks: list[_Chunk]  # deny/ask only (for wrappers and cross-tool file rules)
-    file_restrict: list[_Chunk] = field(default_factory=list)  # file-tool deny/ask rules
+    all: _RuleSet
+    file_restrict: _RuleSet  # file-tool deny/ask rules, for the paths a command names
 
 
 def _subjects(kind: str, call: ToolCall) -> list[str]:
@@ -269,7 +339,6 @@ class RuleEngine:
         plan = self._plans.get(tool)
         if plan is None:
             mine = [c for c in self._compiled if c.tool_re.fullmatch(tool)]
-            restrict = [c for c in mine if c.rule.action != "allow"]
             files = []
             if tool == "execute_command":
                 files = [
@@ -277,13 +346,14 @@ class RuleEngine:
                     for c in self._compiled
                     if c.kind == "path" and c.rule.action != "allow" and c.tool_is_literal
                 ]
-            plan = _ToolPlan(_chunks(mine), _chunks(restrict), _chunks(files))
+            plan = _ToolPlan(_RuleSet(mine), _RuleSet(files))
             if len(self._plans) < 4096:
                 self._plans[tool] = plan
         return plan
 
     # -- the layer ------------------------------------------------------------------
     def evaluate(self, call: ToolCall) -> LayerResult:
+        begin_decision()
         verdict = presets.check(call.tool, call.args, call.project_path, call.cwd)
         user = self.evaluate_user(call)
         if verdict.action == "deny":
@@ -298,11 +368,11 @@ class RuleEngine:
 
     def evaluate_user(self, call: ToolCall) -> LayerResult | None:
         plan = self._plan(call.tool)
-        if not plan.all_chunks and not plan.file_restrict:
+        if not plan.all and not plan.file_restrict:
             return None
         if call.tool == "execute_command" and isinstance(call.args.get("command"), str):
             return self._evaluate_command(call, plan)
-        found = _first(plan.all_chunks, call)
+        found = plan.all.best_for_call(call)
         return _result(found) if found is not None else None
 
     def _evaluate_command(self, call: ToolCall, plan: _ToolPlan) -> LayerResult | None:
@@ -312,17 +382,20 @@ class RuleEngine:
         winners: list[_Compiled] = []
         undecided = bool(analysis.opaque)
         # A deny or ask rule also sees the raw line (a pattern spanning `&&` still holds).
-        hit = _first_subjects(plan.restrict_chunks, "command", [command.strip()])
-        if hit is not None:
+        hit = plan.all.best("command", [command.strip()])
+        if hit is not None and hit.rule.action != "allow":
             winners.append(hit)
         for c in analysis.commands:
             if not c.argv:
                 continue
             line = [c.line()]
             if c.transparent:
-                hit = _first_subjects(plan.restrict_chunks, "command", line)
+                # A wrapper's own rule may refuse it; its allow is not needed.
+                hit = plan.all.best("command", line)
+                if hit is not None and hit.rule.action == "allow":
+                    hit = None
             else:
-                hit = _first_subjects(plan.all_chunks, "command", line)
+                hit = plan.all.best("command", line)
                 if hit is None:
                     undecided = True
             if hit is not None:
@@ -330,7 +403,7 @@ class RuleEngine:
         if plan.file_restrict:
             paths = _command_paths(analysis)
             if paths:
-                hit = _first_subjects(plan.file_restrict, "shellpath", paths)
+                hit = plan.file_restrict.best("shellpath", paths)
                 if hit is not None:
                     winners.append(hit)
         if not winners:
@@ -346,29 +419,6 @@ class RuleEngine:
     # -- always / never ---------------------------------------------------------------
     def suggest(self, call: ToolCall) -> str | None:
         return suggest_rule(call)
-
-
-def _first(chunks: list[_Chunk], call: ToolCall) -> _Compiled | None:
-    for ch in chunks:
-        subjects = [] if ch.kind == "all" else _subjects(ch.kind, call)
-        if ch.kind != "all" and not subjects:
-            continue
-        hit = ch.match(subjects)
-        if hit is not None:
-            return hit
-    return None
-
-
-def _first_subjects(chunks: list[_Chunk], kind: str, subjects: list[str]) -> _Compiled | None:
-    for ch in chunks:
-        if ch.kind == "all":
-            return ch.rules[0]
-        if ch.kind != kind:
-            continue
-        hit = ch.match(subjects)
-        if hit is not None:
-            return hit
-    return None
 
 
 def _command_paths(analysis: shell.Analysis) -> list[str]:

@@ -1,0 +1,104 @@
+"""Rule engine speed: one decision with 1,000 rules loaded must take at most 50 µs.
+
+Prints, per kind of call, the median time of one ``RuleEngine.evaluate`` (preset rules
+included) with 1,000 user rules, the same with no user rules (the reference, measured in
+this run), their ratio, and the ratio to the 50 µs budget. Shell commands are measured
+both as the engine sees them in a session (the analysis of a command line is cached) and
+with a new command line every time (parse included).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BUDGET_US = 50.0
+
+
+def make_rules(n: int) -> list[Any]:
+    from codingcode.approval.rules import Rule
+
+    programs = [f"tool{i}" for i in range(60)] + ["git", "npm", "cargo", "docker", "make"]
+    rules = []
+    for i in range(n):
+        action = ("allow", "ask", "deny")[i % 3]
+        kind = i % 5
+        if kind == 0:
+            text = f"execute_command({programs[i % len(programs)]} sub{i} *)"
+        elif kind == 1:
+            text = f"read_file(src/module{i}/**)"
+        elif kind == 2:
+            text = f"fetch_url(domain:host{i}.example.com)"
+        elif kind == 3:
+            text = f"server{i % 40}:tool{i}"
+        else:
+            text = f"edit_file(**/generated{i}/**)"
+        rules.append(Rule(text, action, priority=i % 4))
+    return rules
+
+
+def median_us(fn: Any, rounds: int = 2000) -> float:
+    samples = []
+    for _ in range(rounds):
+        t0 = time.perf_counter_ns()
+        fn()
+        samples.append(time.perf_counter_ns() - t0)
+    return statistics.median(samples) / 1000
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ.setdefault("CODINGCODE_STATE_DIR", str(Path(tmp) / "state"))
+        os.environ.setdefault("CODINGCODE_CONFIG_DIR", str(Path(tmp) / "config"))
+        from codingcode.approval.pipeline import ToolCall
+        from codingcode.approval.rules import RuleEngine
+
+        project = Path(tmp).resolve()
+        loaded = RuleEngine(make_rules(1000), project)
+        empty = RuleEngine([], project)
+        calls = {
+            "read_file": ToolCall("read_file", {"path": "src/module3/x.py"}, project),
+            "edit_file": ToolCall(
+                "edit_file", {"path": "a/b/c.py", "old_string": "a", "new_string": "b"}, project
+            ),
+            "fetch_url": ToolCall("fetch_url", {"url": "https://docs.python.org/3/"}, project),
+            "mcp tool": ToolCall("server7:tool7", {"q": "x"}, project),
+            "execute_command": ToolCall(
+                "execute_command", {"command": "git push origin main && npm test"}, project
+            ),
+        }
+        print(f"{'call':34} {'1,000 rules':>12} {'no rules':>10} {'ratio':>7} {'of budget':>10}")
+        worst = 0.0
+        for name, call in calls.items():
+            loaded.evaluate(call)
+            with_rules = median_us(lambda c=call: loaded.evaluate(c))
+            without = median_us(lambda c=call: empty.evaluate(c))
+            worst = max(worst, with_rules)
+            print(
+                f"{name:34} {with_rules:10.1f}µs {without:8.1f}µs {with_rules / without:6.2f}x"
+                f" {with_rules / BUDGET_US:9.2f}x"
+            )
+        counter = iter(range(10**9))
+
+        def fresh() -> None:
+            n = next(counter)
+            loaded.evaluate(
+                ToolCall(
+                    "execute_command", {"command": f"git push origin b{n} && npm test"}, project
+                )
+            )
+
+        uncached = median_us(fresh, rounds=500)
+        print(f"{'execute_command (new line, parsed)':34} {uncached:10.1f}µs")
+        print(
+            f"median of the slowest kind (analysis cached): {worst:.1f}µs, budget {BUDGET_US:.0f}µs "
+            f"-> {'OK' if worst <= BUDGET_US else 'OVER'}"
+        )
+
+
+if __name__ == "__main__":
+    main()
