@@ -162,6 +162,22 @@ def test_planting_git_hooks_or_config_fails(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_nested_repository_hooks_are_read_only(make_box, backend: str, project: Path) -> None:
+    """A vendored checkout's hooks run when the user commits there (Codex #37081)."""
+    nested = project / "vendor" / "lib" / ".git"
+    (nested / "hooks").mkdir(parents=True)
+    (nested / "config").write_text(ORIGINAL)
+    box: Box = make_box(backend)
+    result = box.run(
+        "echo 'touch /tmp/owned' > vendor/lib/.git/hooks/post-checkout;"
+        "echo '[core] fsmonitor = evil' >> vendor/lib/.git/config"
+    )
+    assert result.exit_code != 0
+    assert not (nested / "hooks" / "post-checkout").exists()
+    assert (nested / "config").read_text() == ORIGINAL
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_missing_agent_dir_cannot_be_created(make_box, backend: str, project: Path) -> None:
     box: Box = make_box(backend)
     result = box.run("mkdir -p .codingcode; echo '{}' > .codingcode/settings.local.json")

@@ -62,7 +62,8 @@ def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]
 
     ``.codingcode/`` (settings, hooks, agent profiles), ``.mcp.json``, and of git the hooks
     and the config (a hook, ``core.fsmonitor`` or ``core.hooksPath`` would run code
-    outside the sandbox later). A missing ``.codingcode`` (or ``.git/hooks``) directory
+    outside the sandbox later) — of the project's repository, of a worktree's or
+    submodule's gitdir, and of repositories nested up to two levels down. A missing ``.codingcode`` (or ``.git/hooks``) directory
     is created empty first, so a command cannot create it either. A symlink in one of
     these places could be swapped by the command, so it is refused rather than followed.
     """
@@ -87,7 +88,44 @@ def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]
         found.append(git)
         for gitdir in _pointed_gitdirs(git):
             found += _git_metadata(gitdir, create_missing=False)
+    for nested in _nested_git(project):
+        if nested.is_dir():
+            found += _git_metadata(nested, create_missing=False)
+        else:
+            found.append(nested)
+            for gitdir in _pointed_gitdirs(nested):
+                found += _git_metadata(gitdir, create_missing=False)
     return list(dict.fromkeys(found))
+
+
+#: How deep below the project nested repositories (submodules, vendored checkouts) are
+#: looked for: their hooks run as soon as the user works in them.
+NESTED_GIT_DEPTH = 2
+_SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
+
+
+def _nested_git(project: Path) -> list[Path]:
+    """``.git`` entries (directories or pointer files, not symlinks) of nested repositories."""
+    found: list[Path] = []
+    level = [project]
+    for _ in range(NESTED_GIT_DEPTH):
+        next_level = []
+        for directory in level:
+            try:
+                entries = list(os.scandir(directory))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
+                    continue
+                if not entry.is_dir(follow_symlinks=False):
+                    continue
+                git = Path(entry.path, ".git")
+                if git.exists() and not git.is_symlink():
+                    found.append(git)
+                next_level.append(Path(entry.path))
+        level = next_level
+    return found
 
 
 def _refuse_symlink(path: Path, project: Path) -> None:
