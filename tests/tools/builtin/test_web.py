@@ -178,7 +178,38 @@ async def test_cut_at_max_length_says_so(
     body = out.split("\n\n", 1)[1]
     assert body.startswith("x" * 100 + "\n")
     assert "x" * 101 not in out
-    assert "Cut: showing the first 100 of 5000 characters" in out
+    # Plain text: reading stopped right after max_length characters, and it says so.
+    assert "Cut: showing the first 100 characters; the response is longer (4.9 KB in all)" in out
+    assert "max_length (at most 500000)" in out
+
+
+async def test_html_and_json_are_read_whole_then_cut(
+    server: LocalServer, service: ToolService, ctx: ToolExecCtx, local_allowed: None
+) -> None:
+    server.routes["/page"] = lambda r: html("<p>" + "word " * 2000 + "</p>")
+    out = await service.call("fetch_url", {"url": server.url("/page"), "max_length": 50}, ctx)
+    assert "Cut: showing the first 50 of 9999 characters" in out
+    big = json.dumps({"items": list(range(500))}).encode()
+    server.routes["/big.json"] = lambda r: Reply(
+        body=big, headers={"Content-Type": "application/json"}
+    )
+    out = await service.call("fetch_url", {"url": server.url("/big.json"), "max_length": 40}, ctx)
+    assert "pretty-printed" in out and '{\n  "items": [\n    0,' in out
+    assert "Cut: showing the first 40 of" in out
+
+
+async def test_unknown_charset_and_cut_utf8(
+    server: LocalServer, service: ToolService, ctx: ToolExecCtx, local_allowed: None
+) -> None:
+    server.routes["/odd"] = lambda r: Reply(
+        body="héllo".encode(), headers={"Content-Type": "text/plain; charset=x-unknown-9"}
+    )
+    assert (await service.call("fetch_url", {"url": server.url("/odd")}, ctx)).endswith("héllo")
+    server.routes["/utf8"] = lambda r: Reply(
+        body=("é" * 100).encode(), headers={"Content-Type": "text/plain; charset=utf-8"}
+    )
+    out = await service.call("fetch_url", {"url": server.url("/utf8"), "max_length": 3}, ctx)
+    assert out.split("\n\n")[1] == "ééé"
 
 
 async def test_max_length_bounds(service: ToolService, ctx: ToolExecCtx) -> None:

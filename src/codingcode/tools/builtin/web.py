@@ -353,6 +353,8 @@ class FetchedBody:
     #: True when reading stopped at the byte limit.
     truncated: bool
     redirects: list[str]
+    #: The size the server announced (Content-Length), when it did.
+    announced: int | None = None
 
 
 T = TypeVar("T")
@@ -386,7 +388,7 @@ async def run_cancellable(fn: Callable[[], Awaitable[T]], ctx: ToolExecCtx, what
 
 
 async def fetch_raw(
-    url: httpx.URL, byte_limit: int, settings: FetchSettings, *, client: httpx.AsyncClient
+    url: httpx.URL, max_length: int, settings: FetchSettings, *, client: httpx.AsyncClient
 ) -> FetchedBody:
     redirects: list[str] = []
     current = url
@@ -429,9 +431,17 @@ async def fetch_raw(
                     f"{current} is binary content ({media}, {size}); fetch_url returns text, "
                     "HTML, JSON and other textual types only."
                 )
-            data, truncated = await _read_limited(response, byte_limit)
+            length = response.headers.get("content-length", "")
+            data, truncated = await _read_limited(response, byte_limit(media, max_length))
             return FetchedBody(
-                str(current), response.status_code, media, charset, data, truncated, redirects
+                str(current),
+                response.status_code,
+                media,
+                charset,
+                data,
+                truncated,
+                redirects,
+                int(length) if length.isdigit() else None,
             )
         finally:
             await response.aclose()
@@ -464,6 +474,37 @@ async def _send_pinned(
     raise ToolFailureError(f"Host {url.host!r} has no addresses.")
 
 
+def converts(media: str) -> bool:
+    """Whether the whole body is needed before cutting (converted or pretty-printed)."""
+    return media in ("text/html", "application/xhtml+xml", "", "application/json") or (
+        media.endswith("+json")
+    )
+
+
+def byte_limit(media: str, max_length: int) -> int:
+    """How many bytes to read: plain text stops right after ``max_length`` characters (UTF-8
+    takes at most 4 bytes each); HTML and JSON are read further, since conversion shrinks them."""
+    if converts(media):
+        return max(HTML_RAW_LIMIT, max_length * 4)
+    return max_length * 4 + 4
+
+
+def _decode(data: bytes, charset: str | None) -> str:
+    if charset:
+        try:
+            return data.decode(charset, "replace")
+        except LookupError:  # a charset Python does not know: fall through to the guesses
+            pass
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        # A cut in the middle of a character is not a reason to leave UTF-8.
+        try:
+            return data[:-3].decode("utf-8") + data[-3:].decode("utf-8", "ignore")
+        except UnicodeDecodeError:
+            return data.decode("latin-1")
+
+
 def _error_excerpt(data: bytes, media: str) -> str:
     if not data or not is_textual(media or "text/plain"):
         return ""
@@ -491,12 +532,7 @@ def render_body(body: FetchedBody, max_length: int) -> str:
             f"{body.url} looks binary ({body.media or 'no content type'}, "
             f"{_size_text(len(data))} read, NUL bytes); fetch_url returns text only."
         )
-    text = data.decode(body.charset or "utf-8", "replace") if body.charset else None
-    if text is None:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            text = data.decode("latin-1")
+    text = _decode(data, body.charset)
     media = body.media or "text/plain"
     kind = media
     if media in ("text/html", "application/xhtml+xml") or (
@@ -515,16 +551,24 @@ def render_body(body: FetchedBody, max_length: int) -> str:
         header.append(f"Redirected {len(body.redirects)} time(s); final URL shown above.")
     header.append(f"Status: {body.status} | Content: {kind}")
     notes = []
-    if body.truncated:
-        notes.append(
-            f"[The response was longer than {_size_text(len(data))}; reading stopped there.]"
-        )
+    more = f"Pass a larger max_length (at most {FETCH_MAX_LENGTH}) to see more."
+    size = (
+        f"{_size_text(body.announced)} in all"
+        if body.announced
+        else f"more than the {_size_text(len(data))} read"
+    )
     if len(text) > max_length:
-        notes.append(
-            f"[Cut: showing the first {max_length} of {len(text)} characters. Pass a larger "
-            f"max_length (at most {FETCH_MAX_LENGTH}) to see more.]"
-        )
+        total = f"the response is longer ({size})" if body.truncated else f"of {len(text)}"
+        if body.truncated:
+            notes.append(f"[Cut: showing the first {max_length} characters; {total}. {more}]")
+        else:
+            notes.append(f"[Cut: showing the first {max_length} {total} characters. {more}]")
         text = text[:max_length]
+    elif body.truncated:
+        notes.append(
+            f"[Cut: the page is larger than fetch_url reads ({size}); this is its first "
+            f"{_size_text(len(data))}, converted.]"
+        )
     return "\n".join(header) + "\n\n" + text + ("\n\n" + "\n".join(notes) if notes else "")
 
 
@@ -542,14 +586,12 @@ async def fetch_url(args: FetchUrlArgs, ctx: ToolExecCtx) -> str:
     url = parse_http_url(args.url)
     loaded = load_web_settings(ctx.project_path)
     settings = loaded.settings.fetch
-    # Textual types are decoded 1:1 at worst; HTML shrinks when converted, so read more of it.
-    byte_limit = max(HTML_RAW_LIMIT, args.max_length * 4)
 
     async def go() -> str:
         async with _client(settings.timeout_s) as client:
             try:
                 with anyio.fail_after(settings.timeout_s * (settings.max_redirects + 1)):
-                    body = await fetch_raw(url, byte_limit, settings, client=client)
+                    body = await fetch_raw(url, args.max_length, settings, client=client)
             except TimeoutError:
                 raise ToolTimeoutError(
                     f"GET {url} took longer than the time limit and was stopped."
