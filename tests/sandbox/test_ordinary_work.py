@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.util
 import shutil
 import sys
 import zipfile
@@ -76,6 +77,9 @@ def build_wheel(where: Path) -> Path:
     return wheel
 
 
+@pytest.mark.skipif(
+    importlib.util.find_spec("ensurepip") is None, reason="this Python cannot make venvs with pip"
+)
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_pip_install_into_a_project_venv(make_box, backend: str, project: Path) -> None:
     """With network allowed; the package comes from a local wheel so the test needs no PyPI."""
