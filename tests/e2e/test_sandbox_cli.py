@@ -157,3 +157,20 @@ def test_the_tree_dies_when_the_agent_is_killed(project: Path, env: dict[str, st
         proc.kill()
         for pid in processes_with(token):
             os.kill(pid, signal.SIGKILL)
+
+
+@needs_bwrap
+def test_execute_command_runs_sandboxed(project: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """The real tool path (`codingcode tool`, build_runner): contained by default."""
+    settings = project / ".codingcode" / "settings.local.json"
+    settings.parent.mkdir()
+    settings.write_text("{}\n")
+    command = 'echo $CODINGCODE_SANDBOX; echo \'{"sandbox": {"mode": "off"}}\' > .codingcode/settings.local.json'
+    r = run_cli(
+        ["tool", "execute_command", json.dumps({"command": command}), "--mode", "bypass"],
+        cwd=project,
+        env=env,
+    )
+    assert "bubblewrap" in r.stdout, r.stdout + r.stderr
+    assert "Read-only file system" in r.stdout
+    assert settings.read_text() == "{}\n"
