@@ -354,9 +354,13 @@ class TerminalConfirmerApp:
 
         async with self.lock:
             self.view.finish()
+            session_id = str(getattr(request.call, "session_id", ""))
+            who = ""
+            if depth_of(session_id, self.view.root) > 0:
+                who = f" (asked by sub-agent {escape(session_id.rsplit('/', 1)[-1])})"
             self.console.print(
-                f"\n[bold yellow]?[/] [bold]{escape(request.call.tool)}[/] needs your approval: "
-                f"{escape(request.reason)}"
+                f"\n[bold yellow]?[/] [bold]{escape(request.call.tool)}[/]{who} needs your "
+                f"approval: {escape(request.reason)}"
             )
             self.console.print(escape(describe_call(request.call)), highlight=False)
             choices = {"a": Answer.ALLOW, "d": Answer.DENY}
