@@ -297,3 +297,28 @@ async def test_mcp_style_names_are_valid_on_the_wire(
     assert [e.call.name for e in events if isinstance(e, ToolCallStarted)] == ["srv:echo"]
     # The history sent back uses the wire name too.
     assert "srv:echo" not in json.dumps(fake.bodies()[1]["messages"])
+
+
+async def test_deferred_tool_loads_through_tool_search(
+    project: Path, fake: FakeModelServer, model_env: str
+) -> None:
+    """L2: a deferred tool is not offered until tool_search finds it; then it is, next turn."""
+
+    @tool(deferred=True)
+    async def frobnicate(level: int) -> str:
+        """Frobnicate the widget at a level."""
+        return f"frobnicated at {level}"
+
+    service = ToolService.default()
+    service.register(frobnicate)
+    fake.script = [
+        Step(tool_calls=[("tool_search", {"query": "frobnicate widget"})]),
+        Step(tool_calls=[("frobnicate", {"level": 3})]),
+        Step(text="done"),
+    ]
+    session = make_session(project, model_env, service=service, mode="bypass")
+    assert (await session.send("frob")).ok
+    first, second, _ = (tool_names(b) for b in fake.bodies())
+    assert "frobnicate" not in first and "tool_search" in first
+    assert "frobnicate" in second
+    assert tool_results(fake.bodies()[2])[-1][0] == "frobnicated at 3"
