@@ -393,7 +393,8 @@ async def fetch_raw(
     redirects: list[str] = []
     current = url
     for _hop in range(settings.max_redirects + 1):
-        host = current.host
+        # The ASCII (IDNA) form: what DNS, the Host header and TLS all use.
+        host = current.raw_host.decode("ascii")
         port = current.port or (443 if current.scheme == "https" else 80)
         addresses = await resolve_checked(host, port, settings.allow_private_hosts)
         response = await _send_pinned(client, current, addresses)
@@ -461,7 +462,7 @@ async def _send_pinned(
     the Host header and the TLS server name (SNI, certificate check) stay the real name.
     """
     headers = {"Host": url.netloc.decode("ascii"), "User-Agent": USER_AGENT}
-    extensions = {"sni_hostname": url.host} if url.scheme == "https" else {}
+    extensions = {"sni_hostname": url.raw_host.decode("ascii")} if url.scheme == "https" else {}
     for i, ip in enumerate(addresses):
         request = client.build_request(
             "GET", url.copy_with(host=str(ip)), headers=headers, extensions=extensions
