@@ -246,3 +246,20 @@ def test_project_mcp_server_tools_reach_the_model(
     assert result.stdout.strip() == "It shouted."
     assert "tiny__shout" in tool_names(fake.bodies()[1])
     assert "HELLO" in tool_results(fake.bodies()[2])[-1][0]
+
+
+def test_prompt_from_stdin(project: Path, fake: FakeModelServer, tmp_path: Path) -> None:
+    fake.script = [Step(text="read it")]
+    result = subprocess.run(
+        [sys.executable, "-m", "codingcode", "run", "-", "--quiet"],
+        cwd=project,
+        input="a long task\nover two lines\n",
+        capture_output=True,
+        text=True,
+        env=env_for(fake, "openai", tmp_path),
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "read it\n" and result.stderr == ""
+    user = [m for m in fake.bodies()[0]["messages"] if m["role"] == "user"]
+    assert user[-1]["content"] == "a long task\nover two lines\n"
