@@ -75,3 +75,23 @@ def test_version_and_help(project: Path) -> None:
     assert r.stdout.strip() == f"codingcode {__version__}"
     r = run_cli(["--help"], cwd=project)
     assert r.code == 0 and "tool" in r.stdout
+
+
+def test_mcp_tool_through_the_cli_only_once_the_project_is_trusted(project: Path) -> None:
+    import sys
+
+    server = Path(sys.executable).parent / "mcp-server-time"  # a third-party server from PyPI
+    (project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"time": {"command": str(server)}}})
+    )
+    argv = ["tool", "time:get_current_time", '{"timezone": "UTC"}', "--mode", "bypass"]
+    r = run_cli(argv, cwd=project)
+    assert r.code != 0
+    assert "MCP server 'time' skipped" in r.stderr and "codingcode trust" in r.stderr
+    assert run_cli(["trust"], cwd=project).code == 0
+    r = run_cli(argv, cwd=project)
+    assert r.code == 0, r.stderr
+    assert json.loads(r.stdout)["timezone"] == "UTC"
+    # an MCP tool is no read-only built-in: without a rule or bypass, headless means denied
+    r = run_cli(argv[:3], cwd=project)
+    assert r.code != 0 and "was denied" in r.stderr

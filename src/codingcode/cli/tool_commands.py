@@ -73,9 +73,22 @@ def register(app: typer.Typer) -> None:
         from codingcode.runner import build_runner
 
         args = parse_args_json(args_json)
-        runner = build_runner(project_dir(project), mode=check_mode(mode))
-        output = anyio.run(runner.run, name, args)
-        typer.echo(output)
+        root = project_dir(project)
+        runner = build_runner(root, mode=check_mode(mode))
+        if ":" not in name:
+            typer.echo(anyio.run(runner.run, name, args))
+            return
+
+        async def call_mcp_tool() -> str:
+            # Only an MCP tool (server:tool) needs the project's servers started.
+            from codingcode.mcp.client import open_project_mcp
+
+            async with open_project_mcp(root, runner.service) as mcp:
+                for line in mcp.notes():
+                    typer.echo(line, err=True)
+                return await runner.run(name, args)
+
+        typer.echo(anyio.run(call_mcp_tool))
 
     @app.command("tools")
     def tools_command(
