@@ -322,3 +322,41 @@ async def test_deferred_tool_loads_through_tool_search(
     assert "frobnicate" not in first and "tool_search" in first
     assert "frobnicate" in second
     assert tool_results(fake.bodies()[2])[-1][0] == "frobnicated at 3"
+
+
+class Crash(BaseException):
+    """Not an AgentError and not an Exception: what a bug below the tool layer looks like."""
+
+
+async def test_a_crash_cancels_and_drains_the_other_calls(
+    project: Path, fake: FakeModelServer, model_env: str
+) -> None:
+    token = "62.7182"
+
+    @tool
+    async def crash_when_running() -> str:
+        """Crash once the sibling command runs."""
+
+        def wait_for_sibling() -> None:
+            deadline = time.monotonic() + 10
+            while not processes_running(token) and time.monotonic() < deadline:
+                time.sleep(0.02)
+
+        await anyio.to_thread.run_sync(wait_for_sibling)
+        assert processes_running(token)
+        raise Crash("boom")
+
+    service = ToolService.default()
+    service.register(crash_when_running)
+    fake.script = [
+        Step(
+            tool_calls=[
+                ("execute_command", {"command": f"exec sleep {token}"}),
+                ("crash_when_running", {}),
+            ]
+        )
+    ]
+    session = make_session(project, model_env, service=service, mode="bypass")
+    with anyio.fail_after(15), pytest.raises(Crash):
+        await session.send("go")
+    assert not processes_running(token)  # the sibling's process was killed, not left behind
