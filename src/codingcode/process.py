@@ -14,7 +14,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -40,6 +40,12 @@ class LaunchPlan:
     #: File descriptors the child inherits (e.g. a seccomp filter for bwrap). The plan
     #: owns them: ``run_command`` closes them once the child has started (or failed to).
     pass_fds: tuple[int, ...] = ()
+    #: Called once the process tree is gone (whatever ended it); returns a note to add to
+    #: the output, or "". The sandbox uses it to undo what it could not forbid up front.
+    finish: Callable[[], str] | None = None
+
+    def run_finish(self) -> str:
+        return self.finish() if self.finish is not None else ""
 
     def close_fds(self) -> None:
         for fd in self.pass_fds:
@@ -153,6 +159,7 @@ async def run_command(
         kill_process_group(proc.pid)
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             await proc.aclose()
+        after = plan.run_finish()
     return CommandResult(
         exit_code=proc.returncode,
         stdout=out,
@@ -160,7 +167,7 @@ async def run_command(
         timed_out=timed_out,
         cancelled=cancelled,
         duration_s=time.monotonic() - started,
-        notice=plan.notice,
+        notice="\n".join(filter(None, [plan.notice, after])),
     )
 
 

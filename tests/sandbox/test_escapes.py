@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sys
 import time
@@ -26,6 +27,7 @@ from codingcode.sandbox.probes import processes_with, wait_until_gone
 from .conftest import BACKENDS, Box, out
 
 PY = sys.executable
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 ORIGINAL = "original\n"
 
 
@@ -175,6 +177,33 @@ def test_nested_repository_hooks_are_read_only(make_box, backend: str, project: 
     assert result.exit_code != 0
     assert not (nested / "hooks" / "post-checkout").exists()
     assert (nested / "config").read_text() == ORIGINAL
+
+
+@needs_git
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_hooks_planted_in_a_new_repository_are_removed(
+    make_box, backend: str, project: Path
+) -> None:
+    """`git init` inside the call: nothing to mount over yet, so the sandbox disarms it after."""
+    box: Box = make_box(backend)
+    result = box.run(
+        "git init -q && printf '#!/bin/sh\\ntouch /tmp/owned\\n' > .git/hooks/pre-commit"
+        " && chmod +x .git/hooks/pre-commit && git config core.fsmonitor 'touch /tmp/owned'"
+        " && git config alias.st '!touch /tmp/owned' && mkdir -p vendor/x && git -C vendor/x init -q"
+        " && echo evil > vendor/x/.git/hooks/post-checkout"
+    )
+    assert result.exit_code == 0, out(result)
+    hooks = sorted(p.name for p in (project / ".git" / "hooks").iterdir())
+    assert hooks and all(name.endswith(".sample") for name in hooks)
+    assert not (project / "vendor" / "x" / ".git" / "hooks" / "post-checkout").exists()
+    config = (project / ".git" / "config").read_text()
+    assert (
+        "fsmonitor" not in config and "alias" not in config and "repositoryformatversion" in config
+    )
+    assert "hook pre-commit" in result.notice and "config core.fsmonitor" in result.notice
+    # An ordinary `git init` leaves nothing to say.
+    (project / "clean").mkdir()
+    assert box.run("git init -q clean2").notice == ""
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -113,6 +113,9 @@ def run_command(
         finally:
             kill_process_group(proc.pid)
             proc.wait()
+            after = plan.run_finish()
+            if after:
+                typer.echo(after, err=True)
     finally:
         service.close()
     raise typer.Exit(code)

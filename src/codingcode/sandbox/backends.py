@@ -21,7 +21,7 @@ import shutil
 import sys
 import tempfile
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -281,7 +281,14 @@ class BubblewrapBackend:
             "--",
             *argv,
         ]
-        return LaunchPlan(args, dict(env), pass_fds=(fd,))
+        return LaunchPlan(args, dict(env), pass_fds=(fd,), finish=self._finish())
+
+    def _finish(self) -> Callable[[], str] | None:
+        if self.policy.mode is not SandboxMode.WORKSPACE_WRITE:
+            return None
+        from codingcode.sandbox.new_repos import watcher
+
+        return watcher(self.policy.project)
 
 
 _HELPER_BOOTSTRAP = (
@@ -325,7 +332,12 @@ class LandlockBackend:
         # needs only the standard library and this package, whose parent is passed in.
         helper = [sys.executable, "-I", "-S", "-c", _HELPER_BOOTSTRAP, package_parent]
         env = {**env, "TMPDIR": str(self.masks.tmp), MARKER_ENV: self.name}
-        return LaunchPlan([*helper, *spec.to_args(), "--", *argv], env)
+        finish = None
+        if policy.mode is SandboxMode.WORKSPACE_WRITE:
+            from codingcode.sandbox.new_repos import watcher
+
+            finish = watcher(policy.project)
+        return LaunchPlan([*helper, *spec.to_args(), "--", *argv], env, finish=finish)
 
 
 @dataclass
