@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from tests.agent.fake_model import FakeModelServer, Step, system_text, tool_names, tool_results
-from tests.conftest import run_cli
 
 pytestmark = pytest.mark.e2e
 
@@ -150,8 +149,8 @@ def test_sub_agent_through_the_cli(project: Path, fake: FakeModelServer, tmp_pat
 def test_no_model_configured(project: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CODINGCODE_")}
     env["CODINGCODE_CONFIG_DIR"] = str(tmp_path / "cfg")
-    result = run_cli(["run", "hi"], cwd=project, env=env)
-    assert result.code == 2
+    result = run(["run", "hi"], project, env)
+    assert result.returncode == 2
     assert "No model is configured" in result.stderr and "--model" in result.stderr
     assert "`codingcode tool` and `codingcode mcp` need no model" in result.stderr
     assert "Traceback" not in result.stderr
@@ -165,8 +164,8 @@ def test_model_unreachable(project: Path, tmp_path: Path) -> None:
         "CODINGCODE_CONFIG_DIR": str(tmp_path / "cfg"),
         "OPENAI_MAX_RETRIES": "0",
     }
-    result = run_cli(["run", "hi", "--model", "openai:m"], cwd=project, env=env)
-    assert result.code == 1
+    result = run(["run", "hi", "--model", "openai:m"], project, env)
+    assert result.returncode == 1
     assert "Cannot reach the model endpoint" in result.stderr and "Traceback" not in result.stderr
 
 
@@ -263,3 +262,15 @@ def test_prompt_from_stdin(project: Path, fake: FakeModelServer, tmp_path: Path)
     assert result.stdout == "read it\n" and result.stderr == ""
     user = [m for m in fake.bodies()[0]["messages"] if m["role"] == "user"]
     assert user[-1]["content"] == "a long task\nover two lines\n"
+
+
+def test_missing_credentials_are_a_clear_error(project: Path, tmp_path: Path) -> None:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
+    base |= {"HOME": str(tmp_path), "CODINGCODE_CONFIG_DIR": str(tmp_path / "cfg")}
+    for model, needle in [
+        ("anthropic:claude-sonnet-4-5", "No Anthropic credentials: set ANTHROPIC_API_KEY"),
+        ("openai:gpt-4.1", "OPENAI_API_KEY is not set"),
+    ]:
+        result = run(["run", "hi", "--model", model], project, base)
+        assert result.returncode == 1, result.stderr
+        assert needle in result.stderr and "Traceback" not in result.stderr

@@ -152,6 +152,14 @@ class AnthropicProvider:
             ) from None
         except anthropic.AnthropicError as exc:
             raise ModelError(f"The Anthropic request failed: {exc}") from None
+        except TypeError as exc:
+            # The SDK raises TypeError when it finds no credentials at request time.
+            if "authentication" not in str(exc):
+                raise
+            raise ModelError(
+                "No Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or an "
+                "Anthropic profile), and ANTHROPIC_BASE_URL for another endpoint."
+            ) from None
         calls = [
             parse_arguments(call_id, names.from_wire(name), "".join(parts))
             for _, (call_id, name, parts) in sorted(blocks.items())
