@@ -126,16 +126,19 @@ async def run_command(
     out, err = CappedBuffer(output_cap), CappedBuffer(output_cap)
     started = time.monotonic()
     try:
-        proc = await anyio.open_process(
-            plan.argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=plan.env,
-            start_new_session=True,
-            pass_fds=plan.pass_fds,
-        )
+        # Shielded: a cancellation landing inside the spawn would lose the handle of a
+        # process that did start; delivered right after, it reaches the kill below.
+        with anyio.CancelScope(shield=True):
+            proc = await anyio.open_process(
+                plan.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=plan.env,
+                start_new_session=True,
+                pass_fds=plan.pass_fds,
+            )
     finally:
         plan.close_fds()
     timed_out = cancelled = False
