@@ -116,6 +116,10 @@ def test_first_run_asks_to_trust_the_project_once(
                 term.wait_text("Trusted.")
             term.wait_prompt()
             assert "[y/N]" not in term.screen() or round_ == 1  # asked only once
+            if round_ == 2:  # the input history survives the session: Up recalls "hello"
+                term.send("Up")
+                term.wait_for(lambda s: s.rstrip().endswith("› hello"), "the recalled line")
+                term.send("C-u")
             term.send("hello", "Enter")
             term.wait_text("first" if round_ == 1 else "second")
             term.wait_prompt()
