@@ -390,6 +390,25 @@ def test_ssh_dir_looks_empty(make_box, backend: str, fake_home: Path) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_secret_environment_variables_do_not_reach_commands(make_box, backend: str) -> None:
+    env = {
+        "OPENAI_API_KEY": "sk-fake",
+        "GITHUB_TOKEN": "ghp_fake",
+        "DB_PASSWORD": "pw",
+        "KEEP_TOKEN": "k",
+    }
+    box: Box = make_box(backend, keep_env=("KEEP_TOKEN",))
+    code = (
+        "import os; print(sorted(k for k in os.environ if k in {'OPENAI_API_KEY', 'KEEP_TOKEN'}))"
+    )
+    result = box.run(f'env; {PY} -c "{code}"', env={**env, "PLAIN": "visible"})
+    text = result.stdout.text()
+    assert "sk-fake" not in text and "ghp_fake" not in text and "DB_PASSWORD" not in text
+    assert "PLAIN=visible" in text and "KEEP_TOKEN=k" in text
+    assert text.strip().endswith("['KEEP_TOKEN']")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_shadow_is_unreadable(make_box, backend: str) -> None:
     if not Path("/etc/shadow").exists():
         pytest.skip("no /etc/shadow here")

@@ -146,7 +146,7 @@ def test_untrusted_project_cannot_widen(project: Path) -> None:
             {"mode": "off", "network": "allow", "writable_roots": ["/"], "masked_paths": ["m"]},
             False,
         ),
-        (Scope.LOCAL, {"backend": "none"}, False),
+        (Scope.LOCAL, {"backend": "none", "keep_env": ["AWS_SECRET_ACCESS_KEY"]}, False),
     )
     policy, ignored = load_policy_with_ignored(project, settings)
     assert policy.mode is SandboxMode.WORKSPACE_WRITE
@@ -154,7 +154,14 @@ def test_untrusted_project_cannot_widen(project: Path) -> None:
     assert policy.backend is BackendChoice.AUTO
     assert policy.writable_roots == (Path("/srv/cache"),)  # the user's own root stays
     assert policy.masked_paths == (project / "m",)  # restricting: applies untrusted
-    assert [w.entry.field for w in ignored] == ["mode", "network", "writable_roots", "backend"]
+    assert policy.keep_env == ()
+    assert [w.entry.field for w in ignored] == [
+        "mode",
+        "network",
+        "writable_roots",
+        "backend",
+        "keep_env",
+    ]
 
 
 def test_trusted_project_may_widen(project: Path) -> None:

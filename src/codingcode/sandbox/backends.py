@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import re
 import shutil
 import sys
 import tempfile
@@ -55,6 +56,19 @@ def home_dirs(env: Mapping[str, str]) -> list[Path]:
 def secret_paths(policy: SandboxPolicy, env: Mapping[str, str]) -> list[Path]:
     paths = [*SYSTEM_SECRETS, *(h / ".ssh" for h in home_dirs(env)), *policy.masked_paths]
     return list(dict.fromkeys(Path(os.path.realpath(p)) for p in paths))
+
+
+#: Variable names that usually hold credentials (the agent's own model keys among them):
+#: dropped from a command's environment unless ``sandbox.keep_env`` names them.
+SECRET_ENV = re.compile(
+    r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE_?KEY|ACCESS_?KEY)",
+    re.IGNORECASE,
+)
+
+
+def scrub_env(env: Mapping[str, str], keep: Sequence[str]) -> dict[str, str]:
+    kept = set(keep)
+    return {k: v for k, v in env.items() if k in kept or not SECRET_ENV.search(k)}
 
 
 def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]:
@@ -281,7 +295,9 @@ class BubblewrapBackend:
             "--",
             *argv,
         ]
-        return LaunchPlan(args, dict(env), pass_fds=(fd,), finish=self._finish())
+        return LaunchPlan(
+            args, scrub_env(env, policy.keep_env), pass_fds=(fd,), finish=self._finish()
+        )
 
     def _finish(self) -> Callable[[], str] | None:
         if self.policy.mode is not SandboxMode.WORKSPACE_WRITE:
@@ -331,7 +347,11 @@ class LandlockBackend:
         # -I -S: no environment variables, user site or .pth files steer the helper; it
         # needs only the standard library and this package, whose parent is passed in.
         helper = [sys.executable, "-I", "-S", "-c", _HELPER_BOOTSTRAP, package_parent]
-        env = {**env, "TMPDIR": str(self.masks.tmp), MARKER_ENV: self.name}
+        env = {
+            **scrub_env(env, policy.keep_env),
+            "TMPDIR": str(self.masks.tmp),
+            MARKER_ENV: self.name,
+        }
         finish = None
         if policy.mode is SandboxMode.WORKSPACE_WRITE:
             from codingcode.sandbox.new_repos import watcher

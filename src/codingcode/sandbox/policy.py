@@ -50,6 +50,8 @@ class SandboxSettings(BaseModel):
     writable_roots: list[str] = Field(default_factory=list)
     network: Literal["none", "allow"] | None = None
     masked_paths: list[str] = Field(default_factory=list)
+    #: Environment variables that look like secrets but should reach commands anyway.
+    keep_env: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ class SandboxPolicy:
     network: Network = Network.NONE
     writable_roots: tuple[Path, ...] = ()
     masked_paths: tuple[Path, ...] = ()
+    keep_env: tuple[str, ...] = ()
     #: The entries this policy was built from (for messages and `sandbox status`).
     entries: tuple[SandboxEntry, ...] = field(default=(), compare=False)
 
@@ -106,11 +109,12 @@ def parse_file(file: SettingsFile) -> list[SandboxEntry]:
         value = getattr(parsed, name)
         if value is not None:
             entries.append(SandboxEntry(name, value, file.scope, file.path, file.trusted))
-    for name in ("writable_roots", "masked_paths"):
+    for name in ("writable_roots", "masked_paths", "keep_env"):
         for value in getattr(parsed, name):
             if not value.strip():
+                what = "name" if name == "keep_env" else "path"
                 raise SettingsError(
-                    f"Settings file {file.path}: sandbox.{name} holds an empty path."
+                    f"Settings file {file.path}: sandbox.{name} holds an empty {what}."
                 )
             entries.append(SandboxEntry(name, value, file.scope, file.path, file.trusted))
     return entries
@@ -125,7 +129,7 @@ def _describe_error(error: Any) -> str:
     }
     name = str(error["loc"][0]) if error["loc"] else ""
     if error["type"] == "extra_forbidden":
-        return f"unknown key {where} (known: mode, backend, writable_roots, network, masked_paths)"
+        return f"unknown key {where} (known: mode, backend, writable_roots, network, masked_paths, keep_env)"
     if name in allowed:
         return f"{where} must be one of {allowed[name]}, got {error.get('input')!r}"
     return f"{where}: {error['msg']}"
@@ -153,11 +157,14 @@ def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPo
     values: dict[str, str] = {}
     roots: list[Path] = []
     masks: list[Path] = []
+    keep_env: list[str] = []
     for entry in entries:
         if entry.field == "writable_roots":
             roots.append(resolve_setting_path(entry.value, project))
         elif entry.field == "masked_paths":
             masks.append(resolve_setting_path(entry.value, project))
+        elif entry.field == "keep_env":
+            keep_env.append(entry.value)
         else:
             values[entry.field] = entry.value
     return SandboxPolicy(
@@ -167,6 +174,7 @@ def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPo
         network=Network(values.get("network", Network.NONE)),
         writable_roots=tuple(dict.fromkeys(roots)),
         masked_paths=tuple(dict.fromkeys(masks)),
+        keep_env=tuple(dict.fromkeys(keep_env)),
         entries=tuple(entries),
     )
 
@@ -206,7 +214,7 @@ class Widening:
 def widening_entries(entries: list[SandboxEntry]) -> list[Widening]:
     """The entries that make the sandbox weaker than what was in effect before them.
 
-    Every writable root widens (more places to write); ``mode``, ``network`` and
+    Every writable root and every ``keep_env`` name widens; ``mode``, ``network`` and
     ``backend`` widen when they rank above the value in effect at that point (the default,
     or an earlier file's value). Masked paths only restrict and never appear here.
     """
@@ -235,6 +243,8 @@ def _walk(
         ranks = _RANKS.get(entry.field)
         if entry.field == "writable_roots":
             found = Widening(entry, "adds a writable root outside the project")
+        elif entry.field == "keep_env":
+            found = Widening(entry, "passes a secret-looking environment variable to commands")
         elif ranks is not None and ranks[entry.value] > ranks[current[entry.field]]:
             found = Widening(entry, f"weakens sandbox.{entry.field} from {current[entry.field]!r}")
         if found is not None:

@@ -30,6 +30,7 @@ from codingcode.sandbox.service import SandboxService
 
 PROBE_SCRIPT = Path(__file__).with_name("probe_script.py")
 ORIGINAL = "original\n"
+PROBE_SECRET_ENV = "CODINGCODE_PROBE_API_KEY"
 
 
 @dataclass
@@ -215,13 +216,14 @@ async def _run_probe(
         "unix_path": listeners["unix_path"],
         "abstract_name": listeners["abstract_name"],
         "token": scratch.token,
+        "env_secret": PROBE_SECRET_ENV,
         "secrets": [
             "/etc/shadow",
             str(scratch.home / ".ssh"),
             *(str(m) for m in service.policy.masked_paths),
         ],
     }
-    env = {**os.environ, "HOME": str(scratch.home)}
+    env = {**os.environ, "HOME": str(scratch.home), PROBE_SECRET_ENV: scratch.token}
     result = await run_command(
         [sys.executable, "-I", str(PROBE_SCRIPT), json.dumps(spec)],
         cwd=scratch.project,
@@ -311,12 +313,17 @@ def _judge(
     checks.append(privs)
 
     masked = Check(
-        "secrets", "secrets masked: ~/.ssh, /etc/shadow, /etc/passwd, masked_paths", True
+        "secrets",
+        "secrets masked: ~/.ssh, /etc/shadow, /etc/passwd, masked_paths, secret env vars",
+        True,
     )
     for path, state in raw["secrets"].items():
         if state != "hidden":
             masked.enforced = False
             masked.details.append(f"{path}: {state}")
+    if raw["env_secret"]:
+        masked.enforced = False
+        masked.details.append(f"${PROBE_SECRET_ENV} reached the command")
     uids = raw["passwd_uids"]
     if not isinstance(uids, list) or not set(uids) <= {0, os.getuid()}:
         masked.enforced = False
