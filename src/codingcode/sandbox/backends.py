@@ -318,6 +318,8 @@ class LandlockBackend:
     policy: SandboxPolicy
     masks: MaskFiles
     name: str = "landlock"
+    #: Try namespaces (the default); False checks the Landlock + seccomp layers alone.
+    namespaces: bool = True
 
     def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan:
         policy = self.policy
@@ -343,6 +345,7 @@ class LandlockBackend:
             protect=protect,
             files=files,
         )
+        spec.namespaces = self.namespaces
         package_parent = str(Path(__file__).resolve().parents[2])
         # -I -S: no environment variables, user site or .pth files steer the helper; it
         # needs only the standard library and this package, whose parent is passed in.

@@ -112,6 +112,8 @@ class SandboxService:
     bwrap: str | None = None
     #: ``None`` asks the kernel; tests pass a value to pretend another machine.
     landlock_unavailable: str | None = None
+    #: False: the Landlock backend skips namespaces (to check its weakest form).
+    landlock_namespaces: bool = True
     #: Widening entries of untrusted project files that the policy left out.
     ignored: list[Widening] = field(default_factory=list)
     _backend: Backend | None = field(default=None, init=False, repr=False)
@@ -188,7 +190,7 @@ class SandboxService:
             )
         ll_problem = self._landlock_problem()
         if not ll_problem:
-            return LandlockBackend(policy, self.masks)
+            return LandlockBackend(policy, self.masks, namespaces=self.landlock_namespaces)
         if policy.backend is BackendChoice.LANDLOCK:
             raise SandboxError(
                 f"Command not run: sandbox.backend is 'landlock' but {ll_problem}. " + INSTALL_HINT
