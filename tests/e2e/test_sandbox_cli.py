@@ -174,3 +174,16 @@ def test_execute_command_runs_sandboxed(project: Path, env: dict[str, str], tmp_
     assert "bubblewrap" in r.stdout, r.stdout + r.stderr
     assert "Read-only file system" in r.stdout
     assert settings.read_text() == "{}\n"
+
+
+@needs_bwrap
+def test_run_uses_the_project_as_working_directory(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    (project / "sub").mkdir()
+    inside = run_cli(["sandbox", "run", "--", "pwd"], cwd=project / "sub", env=env)
+    assert inside.stdout.strip() == str(project / "sub"), inside.stderr
+    elsewhere = run_cli(
+        ["sandbox", "run", "--project", str(project), "--", "pwd"], cwd=tmp_path, env=env
+    )
+    assert elsewhere.stdout.strip() == str(project), elsewhere.stderr

@@ -78,7 +78,10 @@ def run_command(
         float, typer.Option("--timeout", "-t", help="Kill the command after this many seconds.")
     ] = 600,
 ) -> None:
-    """Run one command inside the sandbox of the project (stdin and the terminal are kept)."""
+    """Run one command inside the sandbox of the project (stdin and the terminal are kept).
+
+    It runs in the current directory when that is inside the project, else in its root.
+    """
     import os
     import subprocess
 
@@ -87,12 +90,16 @@ def run_command(
     root = project_dir(project)
     service = _service(root)
     try:
-        plan = service.plan(command, cwd=Path.cwd(), env=dict(os.environ))
+        # In the project: the current directory when it is inside, else the project root.
+        here = Path.cwd().resolve()
+        cwd = here if here == root or root in here.parents else root
+        plan = service.plan(command, cwd=cwd, env=dict(os.environ))
         if plan.notice:
             typer.echo(plan.notice, err=True)
         try:
             proc = subprocess.Popen(
                 plan.argv,
+                cwd=cwd,
                 env=plan.env,
                 pass_fds=plan.pass_fds,
                 start_new_session=True,
