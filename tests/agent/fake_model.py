@@ -44,6 +44,9 @@ class FakeModelServer:
         self.requests: list[Recorded] = []
         self.lock = threading.Lock()
         self.hanging = threading.Event()
+        #: Behaviours of some OpenAI-compatible servers: "no_stream_options" (reject that
+        #: parameter with HTTP 400), "index0" (every tool call whole, all at index 0).
+        self.quirks: set[str] = set()
         self._counter = 0
         outer = self
 
@@ -102,6 +105,10 @@ class FakeModelServer:
             self.requests.append(Recorded(path, {k.lower(): v for k, v in h.headers.items()}, body))
         if path not in ("/v1/chat/completions", "/v1/messages"):
             self._json(h, 404, {"error": {"message": f"no route {path}"}})
+            return
+        if "no_stream_options" in self.quirks and "stream_options" in body:
+            message = "Unrecognized request argument supplied: stream_options"
+            self._json(h, 400, {"error": {"message": message, "type": "invalid_request_error"}})
             return
         step = self._next(body)
         if step.status != 200:
@@ -187,6 +194,19 @@ class FakeModelServer:
             return out
         for i, (name, args) in enumerate(step.tool_calls):
             raw = args if isinstance(args, str) else json.dumps(args)
+            if "index0" in self.quirks:
+                whole = {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": self._id("call_"),
+                            "type": "function",
+                            "function": {"name": name, "arguments": raw},
+                        }
+                    ]
+                }
+                out.append(("", self._openai_chunk(body, cid, whole, None)))
+                continue
             first = {
                 "tool_calls": [
                     {

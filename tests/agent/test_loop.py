@@ -368,3 +368,22 @@ async def test_a_crash_cancels_and_drains_the_other_calls(
     while processes_running(token) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not processes_running(token)
+
+
+@pytest.mark.parametrize("provider_name", ["openai"])
+async def test_compatible_server_quirks(
+    project: Path, fake: FakeModelServer, model_env: str, provider_name: str
+) -> None:
+    """Servers that reject stream_options, or send each tool call whole at index 0."""
+    (project / "a").write_text("A\n")
+    (project / "b").write_text("B\n")
+    fake.quirks = {"no_stream_options", "index0"}
+    fake.script = [
+        Step(tool_calls=[("read_file", {"path": "a"}), ("read_file", {"path": "b"})]),
+        Step(text="read both"),
+    ]
+    session = make_session(project, model_env)
+    assert (await session.send("read")).ok
+    results = [c for c, _ in tool_results(fake.bodies()[-1])]
+    assert len(results) == 2 and "A" in results[0] and "B" in results[1]
+    assert "stream_options" not in fake.bodies()[-1]

@@ -78,6 +78,17 @@ class OpenAIChatProvider:
     async def aclose(self) -> None:
         await self._client.close()
 
+    async def _create(self, kwargs: dict[str, Any]) -> Any:
+        """Start the stream; servers that reject ``stream_options`` are asked again without."""
+        openai = self._errors
+        try:
+            return await self._client.chat.completions.create(**kwargs)
+        except openai.APIStatusError as exc:
+            if exc.status_code not in (400, 422) or "stream_options" not in str(exc):
+                raise
+            retry = {k: v for k, v in kwargs.items() if k != "stream_options"}
+            return await self._client.chat.completions.create(**retry)
+
     async def stream(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncIterator[StreamEvent]:
@@ -94,11 +105,13 @@ class OpenAIChatProvider:
                 _with_name(ToolService.openai_schema(t), names.to_wire(t.name)) for t in tools
             ]
         text: list[str] = []
-        calls: dict[int, _PartialCall] = {}
+        calls: list[_PartialCall] = []
+        #: the stream's tool-call index -> position in ``calls``
+        slots: dict[int, int] = {}
         finish = ""
         usage = Usage()
         try:
-            stream = await self._client.chat.completions.create(**kwargs)
+            stream = await self._create(kwargs)
             async with stream:
                 async for chunk in stream:
                     if chunk.usage is not None:
@@ -111,12 +124,18 @@ class OpenAIChatProvider:
                             text.append(delta.content)
                             yield TextDelta(delta.content)
                         for tc in delta.tool_calls or []:
-                            partial = calls.setdefault(tc.index, _PartialCall())
+                            pos = slots.get(tc.index)
+                            # Some compatible servers send every call whole, all at index 0:
+                            # a new id at a known index is a new call.
+                            if pos is None or (tc.id and calls[pos].id and tc.id != calls[pos].id):
+                                calls.append(_PartialCall())
+                                pos = slots[tc.index] = len(calls) - 1
+                            partial = calls[pos]
                             if tc.id:
                                 partial.id = tc.id
                             if tc.function is not None:
-                                if tc.function.name:
-                                    partial.name += tc.function.name
+                                if tc.function.name and not partial.name:
+                                    partial.name = tc.function.name
                                 if tc.function.arguments:
                                     partial.arguments.append(tc.function.arguments)
                         if choice.finish_reason:
@@ -135,7 +154,7 @@ class OpenAIChatProvider:
             raise ModelError(f"The model request failed: {exc}") from None
         tool_calls = [
             parse_arguments(p.id or f"call_{i}", names.from_wire(p.name), "".join(p.arguments))
-            for i, p in sorted(calls.items())
+            for i, p in enumerate(calls)
         ]
         message = Message("assistant", "".join(text), tool_calls)
         yield TurnComplete(message, finish, usage)
