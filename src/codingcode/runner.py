@@ -93,6 +93,7 @@ def build_runner(
     trust_project_grants: bool = True,
     policy: Policy | None = None,
     launcher: Any = None,
+    assume_trusted: bool = False,
 ) -> ToolRunner:
     """The runner every front end uses for a project: its settings, approval and sandbox.
 
@@ -122,6 +123,7 @@ def build_runner(
         audit=audit,
         trust_project_grants=trust_project_grants,
         policy=policy,
+        assume_trusted=assume_trusted,
     )
     runner = ToolRunner(
         service, project, mode=effective_mode, session_id=session_id, pipeline=pipeline

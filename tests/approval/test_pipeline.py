@@ -49,6 +49,18 @@ async def test_read_only_tools_pass_but_not_after_an_ask(project: Path) -> None:
             ("ask", "UserConfirmation"),
         ),
         ("acceptEdits", "execute_command", {"command": "ls"}, ("ask", "UserConfirmation")),
+        (
+            "acceptEdits",
+            "write_file",
+            {"path": ".codingcode/settings.local.json", "content": "{}"},
+            ("ask", "UserConfirmation"),
+        ),
+        (
+            "acceptEdits",
+            "write_file",
+            {"path": ".git/hooks/pre-commit", "content": ""},
+            ("ask", "UserConfirmation"),
+        ),
         ("bypass", "execute_command", {"command": "ls"}, ("allow", "PermissionMode")),
         ("bypass", "execute_command", {"command": "sudo ls"}, ("deny", "RuleEngine")),
         ("bypass", "execute_command", {"command": "cat .env"}, ("ask", "RuleEngine")),

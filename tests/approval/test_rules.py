@@ -246,3 +246,19 @@ def test_many_rules_keep_their_order(project: Path) -> None:
     assert decide(rules, "execute_command", cmd("tool7 x"), project)[0] == "ask"
     assert decide(rules, "execute_command", cmd("tool7 y"), project)[0] == "allow"
     assert decide(rules, "execute_command", cmd("other"), project)[0] == "deny"
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [("read_file", {"path": "x"}), ("execute_command", {"command": "cat x"})],
+)
+def test_a_file_that_becomes_a_symlink_is_seen(
+    project: Path, tool: str, args: dict[str, Any]
+) -> None:
+    target = project / "x"
+    target.write_text("a")
+    engine = RuleEngine([], project)
+    assert engine.evaluate(ToolCall(tool, args, project)).action == "continue"
+    target.unlink()
+    target.symlink_to("/etc/shadow")
+    assert engine.evaluate(ToolCall(tool, args, project)).rule == "R6"

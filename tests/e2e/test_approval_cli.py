@@ -135,3 +135,26 @@ def test_invalid_settings_are_a_clear_error(project: Path, env: dict[str, str]) 
     assert r.code == 2
     assert str(settings) in r.stderr and "permissions.deny[0]" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_untrusted_project_grants_are_ignored_and_reported(
+    project: Path, env: dict[str, str]
+) -> None:
+    marker = project.parent / "hook-ran"
+    settings = project / ".codingcode" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(
+        json.dumps(
+            {
+                "permissions": {"allow": ["execute_command(*)"], "deny": ["read_file(secret.txt)"]},
+                "hooks": {"PreToolUse": [{"hooks": [{"command": f"touch {marker}"}]}]},
+            }
+        )
+    )
+    r = cli(["check", "execute_command", '{"command": "ls"}'], project, env)
+    result = json.loads(r.stdout)
+    assert result["decision"] == "ask"
+    assert result["if_trusted"]["decision"] == "allow"
+    assert "codingcode trust" in r.stderr
+    assert check(project, env, "read_file", {"path": "secret.txt"})["decision"] == "deny"
+    assert not marker.exists()

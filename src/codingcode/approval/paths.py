@@ -110,6 +110,20 @@ def is_inside(path: str, root: Path) -> bool:
     )
 
 
+#: Files in a project that configure what the agent may do or what runs on its own:
+#: an edit of one is never passed by a mode (it could grant itself permissions).
+CONTROL_FILES = (".codingcode", ".mcp.json", ".git/hooks", ".git/config")
+
+
+def is_control_file(path: str, root: Path) -> bool:
+    root_s = str(root).rstrip("/")
+    for s in spellings(path, root_s):
+        rel = s[len(root_s) + 1 :] if s.startswith(root_s + "/") else None
+        if rel is not None and any(rel == c or rel.startswith(c + "/") for c in CONTROL_FILES):
+            return True
+    return False
+
+
 # -- protected paths (R6–R9) ----------------------------------------------------------
 #: R6 and its neighbours: the shadow file, the group shadow file and their backups.
 SHADOW_FILES = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-")

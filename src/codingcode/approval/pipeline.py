@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codingcode.approval.confirm import Answer, Confirmer, ConfirmRequest, headless_message
-from codingcode.approval.paths import is_inside
+from codingcode.approval.paths import is_control_file, is_inside
 
 Action = Literal["allow", "deny", "ask", "continue"]
 Final = Literal["allow", "deny", "ask"]
@@ -247,11 +247,16 @@ class ApprovalPipeline:
         if mode == "acceptEdits" and call.tool in EDIT_TOOLS:
             path = call.args.get("path")
             if call.tool == "todo_write" or (
-                isinstance(path, str) and is_inside(path, call.project_path)
+                isinstance(path, str)
+                and is_inside(path, call.project_path)
+                and not is_control_file(path, call.project_path)
             ):
                 return LayerResult(MODE, "allow", "acceptEdits mode: an edit inside the project")
             return LayerResult(
-                MODE, "continue", "acceptEdits mode passes edits inside the project only"
+                MODE,
+                "continue",
+                "acceptEdits mode passes edits inside the project only, and never of the "
+                "files that configure codingcode, git hooks or MCP servers",
             )
         return LayerResult(MODE, "continue", f"{mode} mode: the next layer decides")
 

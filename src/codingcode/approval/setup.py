@@ -23,14 +23,20 @@ def build_pipeline(
     trust_project_grants: bool = True,
     policy: Policy | None = None,
     settings: Settings | None = None,
+    assume_trusted: bool = False,
 ) -> tuple[ApprovalPipeline, str, list[str]]:
-    """The pipeline for ``project``, the mode it runs in, and the project grants ignored."""
+    """The pipeline for ``project``, the mode it runs in, and the project grants ignored.
+
+    ``assume_trusted`` (for ``check``'s comparison) applies untrusted allow rules and modes
+    as if trusted, but still never runs an untrusted hook: a dry run executes no one's code.
+    """
     settings = settings or load_settings(project)
     policy = policy or load_policy(project, settings)
     all_hooks = load_command_hooks(settings)
     distrust = not trust_project_grants
     ignored = policy.ignored_grants(distrust_project=distrust)
-    policy = policy.without_untrusted_grants(distrust_project=distrust)
+    if not assume_trusted:
+        policy = policy.without_untrusted_grants(distrust_project=distrust)
     command_hooks = [h for h in all_hooks if h.scope is Scope.USER or (h.trusted and not distrust)]
     ignored += [f"hook {h.command}" for h in all_hooks if h not in command_hooks]
     effective = mode or policy.default_mode or "default"

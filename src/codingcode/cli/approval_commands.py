@@ -25,11 +25,18 @@ ScopeOption = Annotated[
 ]
 
 
-def _dry_runner(project: Path) -> Any:
+def _dry_runner(project: Path, *, assume_trusted: bool = False) -> Any:
     from codingcode.runner import build_runner
 
     # A dry run writes nothing: no audit records, no rules.
-    return build_runner(project, mode=None, audit=False)
+    return build_runner(project, mode=None, audit=False, assume_trusted=assume_trusted)
+
+
+def _note_ignored(runner: Any, project: Path) -> None:
+    if runner.ignored_grants:
+        from codingcode.config import untrusted_note
+
+        typer.echo(untrusted_note(runner.ignored_grants, project), err=True)
 
 
 async def _check_one(runner: Any, tool: str, args: Any, mode: str | None) -> dict[str, Any]:
@@ -79,6 +86,7 @@ def register(app: typer.Typer) -> None:
         if mode is not None:
             check_mode(mode)
         runner = _dry_runner(root)
+        _note_ignored(runner, root)
         if batch:
             if tool is not None:
                 fail("--batch reads its calls from stdin; give no TOOL or ARGS_JSON.")
@@ -89,6 +97,12 @@ def register(app: typer.Typer) -> None:
         assert tool is not None and args_json is not None
         args = parse_args_json(args_json)
         result = anyio.run(_check_one, runner, tool, args, mode)
+        if runner.ignored_grants:
+            # What the decision would be once the project is trusted (its hooks still unrun).
+            trusted = _dry_runner(root, assume_trusted=True)
+            other = anyio.run(_check_one, trusted, tool, args, mode)
+            if other["decision"] != result["decision"]:
+                result["if_trusted"] = other
         typer.echo(json.dumps(result, ensure_ascii=False))
 
     rules_app = typer.Typer(help="List, add and remove permission rules.", no_args_is_help=True)
