@@ -517,7 +517,7 @@ def start_app(project: Path | None, model: str | None, mode: str) -> None:
     from codingcode.cli import fail
 
     root = project_dir(project)
-    mode = check_mode(mode)
+    mode = check_mode(mode) or "default"
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         fail(
             'the interactive app needs a terminal; for scripts use `codingcode run "PROMPT"` '
@@ -554,7 +554,7 @@ def register(app: typer.Typer) -> None:
             text,
             project=project_dir(project),
             model=model,
-            mode=check_mode(mode),
+            mode=check_mode(mode) or "default",
             as_json=as_json,
             quiet=quiet,
             max_turns=max_turns,

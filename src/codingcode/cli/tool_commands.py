@@ -17,7 +17,13 @@ ProjectOption = Annotated[
     typer.Option("--project", "-p", help="Project root (default: the current directory)."),
 ]
 ModeOption = Annotated[
-    str, typer.Option("--mode", "-m", help="Permission mode: default, acceptEdits, plan, bypass.")
+    str | None,
+    typer.Option(
+        "--mode",
+        "-m",
+        help="Permission mode: default, acceptEdits, plan, bypass "
+        "(default: permissions.defaultMode from the settings, else default).",
+    ),
 ]
 
 
@@ -39,10 +45,11 @@ def parse_args_json(text: str) -> dict[str, Any]:
     return result
 
 
-def check_mode(mode: str) -> str:
+def check_mode(mode: str | None) -> str | None:
+    """The mode if it is a known one (None: the settings decide); a clear error otherwise."""
     from codingcode.cli import fail
 
-    if mode not in PERMISSION_MODES:
+    if mode is not None and mode not in PERMISSION_MODES:
         fail(f"unknown mode {mode!r}; choose one of: {', '.join(PERMISSION_MODES)}.")
     return mode
 
@@ -65,7 +72,7 @@ def register(app: typer.Typer) -> None:
             typer.Argument(help="The arguments as a JSON object, or - to read them from stdin."),
         ],
         project: ProjectOption = None,
-        mode: ModeOption = "default",
+        mode: ModeOption = None,
     ) -> None:
         """Run one tool call and print its output."""
         import anyio
@@ -75,6 +82,10 @@ def register(app: typer.Typer) -> None:
         args = parse_args_json(args_json)
         root = project_dir(project)
         runner = build_runner(root, mode=check_mode(mode))
+        if runner.ignored_grants:
+            from codingcode.config import untrusted_note
+
+            typer.echo(untrusted_note(runner.ignored_grants, root), err=True)
         if ":" not in name:
             typer.echo(anyio.run(runner.run, name, args))
             return
