@@ -120,6 +120,10 @@ async def cli_session(
             confirmer=confirmer,
             max_turns=max_turns or DEFAULT_MAX_TURNS,
         )
+        if session.runner.ignored_grants:
+            from codingcode.config import untrusted_note
+
+            notify(untrusted_note(session.runner.ignored_grants, project))
         for note in ignored_profile_notes(session):
             notify(note)
         try:
