@@ -202,12 +202,14 @@ def _settings_grants(data: dict[str, Any]) -> list[str]:
     if isinstance(sandbox, dict):
         if sandbox.get("mode") == "off":
             grants.append("sandbox off")
-        if sandbox.get("backend") == "none":
-            grants.append("sandbox backend none")
+        if sandbox.get("backend") in ("landlock", "none"):
+            grants.append(f"sandbox backend {sandbox['backend']} (fewer guarantees)")
         if sandbox.get("network") == "allow":
             grants.append("sandbox network allowed")
         for root in sandbox.get("writable_roots", []) or []:
             grants.append(f"sandbox writable root {root}")
+        for name in sandbox.get("keep_env", []) or []:
+            grants.append(f"sandbox passes the environment variable {name} to commands")
     grants += _mcp_grants(data.get("mcpServers"))
     return grants
 
