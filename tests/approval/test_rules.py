@@ -60,6 +60,15 @@ def test_allow_needs_every_command_covered(project: Path) -> None:
     assert decide(rules, "execute_command", cmd("timeout 60 npm test"), project)[0] == "allow"
     # never an allow for what cannot be seen through
     assert decide(rules, "execute_command", cmd("npm test; $X"), project)[0] == "ask"
+    # nor for a line that changes which program runs or what it loads
+    for line in (
+        "PATH=/tmp/evil npm test",
+        "LD_PRELOAD=./x.so npm test",
+        "env BASH_ENV=x npm test",
+        "export NODE_OPTIONS=--require=./x.js; npm test",
+    ):
+        assert decide(rules, "execute_command", cmd(line), project)[0] == "continue", line
+    assert decide(rules, "execute_command", cmd("CI=1 npm test"), project)[0] == "allow"
 
 
 def test_priority_then_deny_ask_allow(project: Path) -> None:

@@ -380,7 +380,9 @@ class RuleEngine:
         cwd = lexical(str(call.cwd), call.project_path)
         analysis = shell.analyze(command, cwd)
         winners: list[_Compiled] = []
-        undecided = bool(analysis.opaque)
+        # An allow rule cannot vouch for a line that changes which program runs or what it
+        # loads (PATH=..., LD_PRELOAD=..., BASH_ENV=...): deny and ask rules still apply.
+        undecided = bool(analysis.opaque or analysis.risky_assignments)
         # A deny or ask rule also sees the raw line (a pattern spanning `&&` still holds).
         hit = plan.all.best("command", [command.strip()])
         if hit is not None and hit.rule.action != "allow":

@@ -96,6 +96,43 @@ DOWNLOADERS = frozenset(
     }
 )
 SOURCE_BUILTINS = frozenset({"source", "."})
+#: Variables whose value decides which program runs or what it loads first.
+RISKY_VARIABLES = frozenset(
+    {
+        "PATH",
+        "BASH_ENV",
+        "ENV",
+        "IFS",
+        "PROMPT_COMMAND",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "PS4",
+        "PYTHONPATH",
+        "PYTHONSTARTUP",
+        "PYTHONHOME",
+        "PERL5OPT",
+        "PERL5LIB",
+        "PERLLIB",
+        "RUBYOPT",
+        "RUBYLIB",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_EXEC_PATH",
+        "GIT_EDITOR",
+        "GIT_PAGER",
+        "EDITOR",
+        "VISUAL",
+        "PAGER",
+        "LESSOPEN",
+        "CDPATH",
+        "HOME",
+        "XDG_CONFIG_HOME",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+    }
+)
 
 
 # -- words --------------------------------------------------------------------------
@@ -199,6 +236,9 @@ class Analysis:
     #: Programs whose name is a glob (``/usr/bin/su?o``): what they could expand to.
     program_globs: list[str] = field(default_factory=list)
     parse_error: bool = False
+    #: Variables set that change what a program does or which program runs
+    #: (``PATH``, ``LD_PRELOAD``, ``BASH_ENV``, ...): no allow rule can vouch for the line.
+    risky_assignments: list[str] = field(default_factory=list)
     #: When parsing failed: every token of the text (quotes removed, braces expanded), so
     #: the rules can still refuse a command that names a forbidden program anywhere.
     fallback_words: list[str] = field(default_factory=list)
@@ -357,8 +397,14 @@ class _Walker:
             for child in node.named_children:
                 self.visit(child, ctx)
 
+    def note_assignment(self, name: str) -> None:
+        if name in RISKY_VARIABLES or name.startswith(("LD_", "DYLD_", "GIT_CONFIG")):
+            self.out.risky_assignments.append(name)
+
     def assignment(self, node: Any, ctx: _Ctx) -> None:
         name = node.child_by_field_name("name")
+        if name is not None:
+            self.note_assignment(self.t(name))
         value = node.child_by_field_name("value")
         w = self.word(value, ctx) if value is not None else literal_word("")
         if name is not None:
@@ -459,6 +505,11 @@ class _Walker:
     def emit(self, cmd: Command, ctx: _Ctx) -> None:
         """Record ``cmd`` and look through it: wrappers, nested shells, eval, find -exec."""
         out = self.out
+        for name, _ in cmd.assigns:
+            self.note_assignment(name)
+        if cmd.program == "env":
+            for name in _env_assignments(cmd):
+                self.note_assignment(name)
         if ctx.depth > MAX_DEPTH:
             out.opaque.append("commands are nested too deeply to follow")
             out.commands.append(cmd)
@@ -1056,6 +1107,19 @@ def _unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | 
     if prog == "chroot" and not inner:
         return ("argv", [literal_word("sh")])
     return ("argv", inner)
+
+
+def _env_assignments(cmd: Command) -> list[str]:
+    """The NAME of each NAME=VALUE an ``env`` command sets (before its program)."""
+    names = []
+    for w in cmd.argv[1:]:
+        t = w.text
+        if t.startswith("-"):
+            continue
+        if "=" not in t:
+            break
+        names.append(t.split("=", 1)[0])
+    return names
 
 
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
