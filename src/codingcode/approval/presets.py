@@ -276,6 +276,8 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
         sub = _first_positional(args)
         if sub in SYSTEMCTL_SHUTDOWN or any(w.text in SHUTDOWN_TARGETS for w in args):
             yield "R5", f"{prog} {sub or ''} stops or restarts the machine".replace("  ", " ")
+    elif prog == "kill" and any(w.text in ("1", "-1") for w in args[-1:]) and len(args) >= 1:
+        yield "R5", "kill of process 1 (init) or of every process stops the machine"
     elif prog in ("init", "telinit") and _first_positional(args) in ("0", "6"):
         yield "R5", f"{prog} {_first_positional(args)} stops or restarts the machine"
     # R4
@@ -360,7 +362,16 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
             yield from _word_paths(shell.literal_word(value), cwd, f"{prog} option")
 
 
+_CODE_RUNS = re.compile(
+    r"""["'\[(,]\s*(?:/usr)?(?:/s?bin/)?(sudo|su|doas|pkexec|shutdown|reboot|poweroff|halt)\b"""
+)
+
+
 def _code_text_findings(code: str) -> Iterator[Finding]:
+    m = _CODE_RUNS.search(code)
+    if m:
+        rid = "R5" if m.group(1) in SHUTDOWN else "R2"
+        yield rid, f"the inline code runs {m.group(1)}"
     m = _PROTECTED_TEXT.search(code)
     if m:
         rid = "R7" if m.group(1) == "passwd" else "R6"

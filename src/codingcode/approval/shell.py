@@ -555,6 +555,17 @@ class _Walker:
             out.commands.append(cmd)
             self.shell_like(cmd, ctx, prog)
             return
+        if prog in ("at", "batch"):
+            # at/batch run the script they read on stdin (or from -f FILE) later.
+            out.commands.append(cmd)
+            stdin = cmd.stdin
+            if stdin is not None and stdin.download:
+                out.downloads_into_shell.append(f"a download is fed into {prog}")
+            elif stdin is not None and stdin.text is not None:
+                self.nested_script(literal_word(stdin.text), cmd, ctx, prog)
+            elif stdin is not None and stdin.opaque:
+                out.opaque.append(f"{prog} runs a script only known at run time")
+            return
         if prog in SOURCE_BUILTINS:
             out.commands.append(cmd)
             if any(w.download for w in cmd.argv[1:]) or (cmd.stdin and cmd.stdin.download):
@@ -573,6 +584,8 @@ class _Walker:
         out = self.out
         inv = _invocation(cmd, prog)
         is_shell = prog in SHELLS
+        if "xargs" in cmd.via and cmd.stdin is not None and cmd.stdin.download:
+            out.downloads_into_shell.append(f"xargs hands a download to {prog}")
         if inv.code is not None:
             if inv.code.download:
                 out.downloads_into_shell.append(f"{prog} runs a downloaded script")
@@ -1025,6 +1038,7 @@ WRAPPERS: dict[str, _Wrapper] = {
     "unshare": _w("--map-user --map-group -S --setuid -G --setgid -w --wd"),
     "firejail": _w(),
     "sg": _w(positional=1),
+    "parallel": _w("-j --jobs -S --sshlogin -a --arg-file --delay --timeout -N -n --max-args"),
 }
 
 
@@ -1034,6 +1048,8 @@ def _unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | 
     rest = list(cmd.argv[1:])
     if prog == "find":
         return _find_exec(rest)
+    if prog == "ssh":
+        return _ssh_command(rest)
     spec = WRAPPERS.get(prog)
     if spec is None:
         return None
@@ -1107,6 +1123,29 @@ def _unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | 
     if prog == "chroot" and not inner:
         return ("argv", [literal_word("sh")])
     return ("argv", inner)
+
+
+_SSH_WITH_ARG = frozenset("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w".split())
+
+
+def _ssh_command(rest: list[Word]) -> tuple[str, Word] | None:
+    """The command ``ssh [options] HOST COMMAND...`` runs (by the remote shell)."""
+    i = 0
+    while i < len(rest):
+        t = rest[i].text
+        if t == "--":
+            i += 1
+            break
+        if t.startswith("-") and len(t) > 1:
+            i += 2 if t in _SSH_WITH_ARG else 1
+            continue
+        break
+    words = rest[i + 1 :]
+    if not words:
+        return None
+    if any(w.dynamic for w in words):
+        return ("script", literal_word(DYN))
+    return ("script", literal_word(" ".join(w.text for w in words)))
 
 
 def _env_assignments(cmd: Command) -> list[str]:
