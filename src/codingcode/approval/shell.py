@@ -1125,7 +1125,31 @@ def _unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | 
     return ("argv", inner)
 
 
-_SSH_WITH_ARG = frozenset("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -p -Q -R -S -W -w".split())
+_SSH_WITH_ARG = frozenset(
+    [
+        "-B",
+        "-b",
+        "-c",
+        "-D",
+        "-E",
+        "-e",
+        "-F",
+        "-I",
+        "-i",
+        "-J",
+        "-L",
+        "-l",
+        "-m",
+        "-O",
+        "-o",
+        "-p",
+        "-Q",
+        "-R",
+        "-S",
+        "-W",
+        "-w",
+    ]
+)
 
 
 def _ssh_command(rest: list[Word]) -> tuple[str, Word] | None:
