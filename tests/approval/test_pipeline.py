@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from codingcode.approval.audit import AuditLog
 from codingcode.approval.confirm import Answer, ScriptedConfirmer
@@ -191,3 +193,37 @@ async def test_validation_happens_before_approval(project: Path) -> None:
     with pytest.raises(InvalidArgumentsError):
         await runner_for(project).run("read_file", {"path": 3})
     assert AuditLog().query() == []
+
+
+_MODES = st.sampled_from(["default", "acceptEdits", "plan", "bypass"])
+_ASKED = st.sampled_from(
+    [
+        ("read_file", {"path": "~/.ssh/id_rsa"}),
+        ("read_file", {"path": ".env"}),
+        ("write_file", {"path": ".env", "content": "x"}),
+        ("edit_file", {"path": ".env.local", "old_string": "a", "new_string": "b"}),
+        ("search_files", {"pattern": "*", "path": "~/.ssh"}),
+        ("execute_command", {"command": "cat ~/.ssh/config"}),
+        ("execute_command", {"command": "$X"}),
+    ]
+)
+_USER_ALLOW = st.sampled_from(
+    ["*", "read_file", "execute_command(*)", "write_file(**)", "edit_file(**)"]
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(_MODES, _ASKED, st.lists(_USER_ALLOW, max_size=3))
+async def test_ask_is_sticky_in_every_mode(
+    project: Path, mode: str, asked: tuple[str, dict[str, Any]], allows: list[str]
+) -> None:
+    from codingcode.approval.rules import Policy, Rule
+    from codingcode.approval.setup import build_pipeline
+
+    policy = Policy([Rule(a, "allow", priority=100) for a in allows])
+    pipeline, _, _ = build_pipeline(project, mode=mode, audit=False, policy=policy)
+    tool, args = asked
+    d = await pipeline.decide(ToolCall(tool, args, project, mode=mode), dry_run=True)
+    assert d.decision in ("ask", "deny"), (mode, asked, allows, d)

@@ -158,3 +158,38 @@ def test_untrusted_project_grants_are_ignored_and_reported(
     assert "codingcode trust" in r.stderr
     assert check(project, env, "read_file", {"path": "secret.txt"})["decision"] == "deny"
     assert not marker.exists()
+
+
+def test_user_command_hook_decides_in_check(project: Path, env: dict[str, str]) -> None:
+    import sys
+
+    script = Path(env["CODINGCODE_CONFIG_DIR"]).parent / "hook.py"
+    script.write_text(
+        "import json, sys\n"
+        "call = json.load(sys.stdin)\n"
+        "if 'rm' in call['tool_input'].get('command', ''):\n"
+        "    sys.stderr.write('no rm here'); sys.exit(2)\n"
+        "print(json.dumps({'decision': 'allow', 'reason': 'hook ok'}))\n"
+    )
+    user = Path(env["CODINGCODE_CONFIG_DIR"]) / "settings.json"
+    user.parent.mkdir(parents=True)
+    user.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "PreToolUse": [
+                        {
+                            "matcher": "execute_command",
+                            "hooks": [{"command": f"{sys.executable} {script}"}],
+                        }
+                    ]
+                }
+            }
+        )
+    )
+    r = check(project, env, "execute_command", {"command": "rm -f x"})
+    assert (r["decision"], r["layer"], r["reason"]) == ("deny", "HookPreToolUse", "no rm here")
+    r = check(project, env, "execute_command", {"command": "ls"})
+    assert (r["decision"], r["layer"]) == ("allow", "HookPreToolUse")
+    # a hook's allow never beats a preset deny (the rules come first)
+    assert check(project, env, "execute_command", {"command": "sudo ls"})["rule"] == "R2"
