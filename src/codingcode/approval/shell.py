@@ -471,8 +471,11 @@ class _Walker:
         assigns: list[tuple[str, Word]] = []
         argv: list[Word] = []
         redirect_nodes = list(extra_redirects)
+        previous_end: int | None = None
         for i, child in enumerate(node.children):
             fieldname = node.field_name_for_child(i)
+            joined = previous_end is not None and self._continued(previous_end, child.start_byte)
+            previous_end = None
             if child.type == "variable_assignment":
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
@@ -485,7 +488,14 @@ class _Walker:
                 or fieldname == "argument"
                 or (child.is_named and child.type in _WORD_TYPES)
             ):
-                argv.extend(self.words(child, ctx))
+                made = self.words(child, ctx)
+                if joined and argv and made:
+                    # `s\<newline>udo`: bash joins the pieces into one word; the grammar
+                    # splits them, so join them back.
+                    argv[-1] = _join_words(argv[-1], made[0])
+                    made = made[1:]
+                argv.extend(made)
+                previous_end = child.end_byte
         redirects = tuple(
             r for r in (self.redirect(c, ctx) for c in redirect_nodes) if r is not None
         )
@@ -501,6 +511,10 @@ class _Walker:
                 ctx.cwd = None
             else:
                 ctx.cwd = lexical(target.text, ctx.cwd)
+
+    def _continued(self, end: int, start: int) -> bool:
+        gap = self._sources[-1].parsed[end:start]
+        return bool(gap) and gap.replace(b"\\\n", b"") == b""
 
     def emit(self, cmd: Command, ctx: _Ctx) -> None:
         """Record ``cmd`` and look through it: wrappers, nested shells, eval, find -exec."""
@@ -570,6 +584,14 @@ class _Walker:
             out.commands.append(cmd)
             if any(w.download for w in cmd.argv[1:]) or (cmd.stdin and cmd.stdin.download):
                 out.downloads_into_shell.append(f"{prog} of a downloaded script")
+            return
+        if prog == "alias":
+            # With expand_aliases an alias runs its value: look at it as a command line.
+            out.commands.append(cmd)
+            for w in cmd.argv[1:]:
+                if "=" in w.text:
+                    value = replace(w, text=w.text.split("=", 1)[1])
+                    self.nested_script(value, cmd, ctx, "alias")
             return
         if prog == "trap" and len(cmd.argv) > 2:
             out.commands.append(cmd)
@@ -1038,6 +1060,7 @@ WRAPPERS: dict[str, _Wrapper] = {
     "unshare": _w("--map-user --map-group -S --setuid -G --setgid -w --wd"),
     "firejail": _w(),
     "sg": _w(positional=1),
+    "coproc": _w(),
     "parallel": _w("-j --jobs -S --sshlogin -a --arg-file --delay --timeout -N -n --max-args"),
 }
 
@@ -1170,6 +1193,16 @@ def _ssh_command(rest: list[Word]) -> tuple[str, Word] | None:
     if any(w.dynamic for w in words):
         return ("script", literal_word(DYN))
     return ("script", literal_word(" ".join(w.text for w in words)))
+
+
+def _join_words(a: Word, b: Word) -> Word:
+    return Word(
+        a.text + b.text,
+        a.glob or b.glob,
+        a.pattern + b.pattern,
+        a.download or b.download,
+        a.subst or b.subst,
+    )
 
 
 def _env_assignments(cmd: Command) -> list[str]:
