@@ -12,7 +12,6 @@ is ready for the next prompt.
 
 from __future__ import annotations
 
-import inspect
 import secrets
 import time
 from collections.abc import Callable
@@ -39,6 +38,7 @@ from codingcode.agent.transcript import (
     TurnComplete,
     Usage,
 )
+from codingcode.approval.confirm import Confirmer
 from codingcode.cancel import CancelSignal
 from codingcode.errors import AgentError, ErrorKind
 from codingcode.runner import ToolRunner, build_runner
@@ -127,7 +127,7 @@ class AgentSession:
         depth: int = 0,
         max_turns: int = DEFAULT_MAX_TURNS,
         mode: str = "default",
-        confirmer: Any = None,
+        confirmer: Confirmer | None = None,
     ) -> None:
         self.project = project
         self.provider = provider
@@ -321,16 +321,6 @@ class AgentSession:
         )
 
 
-def _runner_for(
-    project: Path, *, mode: str, session_id: str, service: ToolService, confirmer: Any
-) -> ToolRunner:
-    """build_runner, passing the confirmer where the approval pipeline accepts one."""
-    kwargs: dict[str, Any] = {"mode": mode, "session_id": session_id, "service": service}
-    if confirmer is not None and "confirmer" in inspect.signature(build_runner).parameters:
-        kwargs["confirmer"] = confirmer
-    return build_runner(project, **kwargs)
-
-
 def open_session(
     project: Path,
     *,
@@ -344,7 +334,7 @@ def open_session(
     depth: int = 0,
     agents: dict[str, AgentSpec] | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
-    confirmer: Any = None,
+    confirmer: Confirmer | None = None,
 ) -> AgentSession:
     """A ready session: the service's tools (C1: a registered tool is offered), the
     session's resolver, a runner for the project, and the model's provider."""
@@ -356,7 +346,8 @@ def open_session(
     session_id = session_id or new_session_id()
     owned = provider is None
     provider = provider or make_provider(model)
-    runner = _runner_for(
+    # confirmer=None: headless, the pipeline turns an ask into a deny saying how to allow it.
+    runner = build_runner(
         project, mode=mode, session_id=session_id, service=service, confirmer=confirmer
     )
     prompt = BASE_PROMPT.format(project=project)

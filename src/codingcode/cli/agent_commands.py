@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from codingcode.agent.session import AgentSession, Outcome
     from codingcode.agent.transcript import AgentEvent, ToolCall
+    from codingcode.approval.confirm import Answer, Confirmer, ConfirmRequest
 
 ModelOption = Annotated[
     str | None,
@@ -96,7 +97,7 @@ async def cli_session(
     mode: str,
     sink: Callable[[AgentEvent], None],
     notify: Callable[[str], None],
-    confirmer: Any = None,
+    confirmer: Confirmer | None = None,
     max_turns: int | None = None,
 ) -> AsyncIterator[AgentSession]:
     """A session for the CLI: the built-in tools and the project's MCP servers' tools (all
@@ -350,7 +351,7 @@ class TerminalConfirmerApp:
         self.view = view
         self.lock = anyio.Lock()
 
-    async def confirm(self, request: Any) -> Any:
+    async def confirm(self, request: ConfirmRequest) -> Answer:
         from prompt_toolkit import PromptSession
         from rich.markup import escape
 
