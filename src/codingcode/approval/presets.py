@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from codingcode.approval import shell
 from codingcode.approval.paths import classify_glob, classify_path, has_glob, lexical
+from codingcode.approval.paths import spellings as classify_spellings
 
 
 @dataclass(frozen=True)
@@ -330,6 +331,9 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
     # an interpreter reading its script from a here-doc / here-string / echo
     if prog is not None and shell._interpreter(prog) and c.stdin is not None and c.stdin.text:
         yield from _code_text_findings(c.stdin.text)
+    # R6–R8 through a recursive read of a directory that holds the protected files
+    if prog is not None and _reads_recursively(prog, args) and cwd is not None:
+        yield from _ancestor_findings(prog, args, cwd)
     # R6–R9 through arguments
     if prog is None and not c.argv:
         return
@@ -365,6 +369,46 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
 _CODE_RUNS = re.compile(
     r"""["'\[(,]\s*(?:/usr)?(?:/s?bin/)?(sudo|su|doas|pkexec|shutdown|reboot|poweroff|halt)\b"""
 )
+
+
+_ALWAYS_RECURSIVE = frozenset(
+    {"tar", "bsdtar", "zip", "7z", "7za", "rg", "ag", "ack", "duplicity", "restic", "borg"}
+)
+_RECURSIVE_WITH_FLAG = frozenset({"cp", "grep", "egrep", "fgrep", "rsync", "scp", "zip", "diff"})
+
+
+def _reads_recursively(prog: str, args: Iterable[shell.Word]) -> bool:
+    if prog in _ALWAYS_RECURSIVE:
+        return True
+    if prog not in _RECURSIVE_WITH_FLAG:
+        return False
+    for w in args:
+        t = w.text
+        if t in ("--recursive", "--archive", "--dereference-recursive") or t.startswith(
+            "--directories=recurse"
+        ):
+            return True
+        if t.startswith("-") and not t.startswith("--") and any(ch in t[1:] for ch in "rRa"):
+            return True
+    return False
+
+
+def _ancestor_findings(prog: str, args: Iterable[shell.Word], cwd: str) -> Iterator[Finding]:
+    import os
+
+    home = os.path.expanduser("~")
+    hidden_too = prog not in ("rg", "ag") or any(
+        w.text in ("--hidden", "-uu", "-uuu", "-u", "--unrestricted") for w in args
+    )
+    for w in args:
+        if w.dynamic or w.glob or w.text.startswith("-"):
+            continue
+        for path in classify_spellings(w.text, cwd):
+            if path in ("/", "/etc"):
+                yield "R6", f"{prog} reads {w.text} recursively, /etc/shadow included"
+                yield "R7", f"{prog} reads {w.text} recursively, /etc/passwd included"
+            elif hidden_too and (home == path or home.startswith(path.rstrip("/") + "/")):
+                yield "R8", f"{prog} reads {w.text} recursively, ~/.ssh included"
 
 
 def _code_text_findings(code: str) -> Iterator[Finding]:
