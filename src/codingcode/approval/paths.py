@@ -63,13 +63,18 @@ def _real_name(
         is_link = False
     if is_link:
         return _real(joined)
-    key = ("\0cwd", cwd)
-    real_cwd = cache.get(key) if cache is not None else None
-    if real_cwd is None:
-        real_cwd = (_real(cwd),)
+    return posixpath.join(_real_memo(cwd, cache), name)
+
+
+def _real_memo(path: str, cache: dict[tuple[str, str], tuple[str, ...]] | None) -> str:
+    """realpath, remembered for the rest of this one decision only."""
+    key = ("\0real", path)
+    found = cache.get(key) if cache is not None else None
+    if found is None:
+        found = (_real(path),)
         if cache is not None:
-            cache[key] = real_cwd
-    return posixpath.join(real_cwd[0], name)
+            cache[key] = found
+    return found[0]
 
 
 _decision = threading.local()
@@ -95,7 +100,7 @@ def spellings(path: str, cwd: str | Path) -> tuple[str, ...]:
         # One name in cwd (most words of a command): one lstat instead of a full walk.
         real = _real_name(joined, str(cwd), p, cache)
     else:
-        real = _real(joined)
+        real = _real_memo(joined, cache)
     result = (lex,) if real == lex else (lex, real)
     if cache is not None and len(cache) < 4096:
         cache[key] = result
