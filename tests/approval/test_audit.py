@@ -47,6 +47,6 @@ for i in range(50):
 
 def test_concurrent_processes(tmp_path: Path) -> None:
     db = tmp_path / "shared.db"
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(db), f"s{n}"]) for n in range(4)]
-    assert [p.wait(timeout=60) for p in procs] == [0, 0, 0, 0]
-    assert len(AuditLog(db).query(limit=1000)) == 200
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(db), f"s{n}"]) for n in range(6)]
+    assert [p.wait(timeout=60) for p in procs] == [0] * 6
+    assert len(AuditLog(db).query(limit=1000)) == 300
