@@ -52,6 +52,14 @@ def test_check_contract(project: Path, env: dict[str, str]) -> None:
     assert not (Path(env["CODINGCODE_STATE_DIR"]) / "audit.db").exists()
 
 
+def test_mcp_tool_rules_are_checked_without_its_server(project: Path, env: dict[str, str]) -> None:
+    assert cli(["rules", "add", "deny", "github:*"], project, env).code == 0
+    r = check(project, env, "github:create_issue", {"title": "x"})
+    assert (r["decision"], r["rule"]) == ("deny", "github:*")
+    r = check(project, env, "files:read", {"path": "/etc/passwd"})
+    assert r["rule"] == "R7"
+
+
 def test_relative_paths_resolve_against_project(
     project: Path, tmp_path: Path, env: dict[str, str]
 ) -> None:

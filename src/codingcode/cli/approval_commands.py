@@ -46,7 +46,16 @@ async def _check_one(runner: Any, tool: str, args: Any, mode: str | None) -> dic
     if mode:
         runner.mode = mode
     try:
-        decision = await runner.decide(tool, args, dry_run=True)
+        if ":" in tool and tool not in runner.service and isinstance(args, dict):
+            # An MCP tool (server:tool) whose server is not started here: its arguments
+            # cannot be validated, but the rules can still be checked against them.
+            from codingcode.approval.pipeline import ToolCall
+
+            assert runner.pipeline is not None
+            call = ToolCall(tool, args, runner.project_path, mode=runner.mode)
+            decision = await runner.pipeline.decide(call, dry_run=True)
+        else:
+            decision = await runner.decide(tool, args, dry_run=True)
         result: dict[str, Any] = decision.to_json()
     except AgentError as exc:
         result = {
