@@ -29,6 +29,7 @@ from codingcode.agent.transcript import (
     AgentMessage,
     AgentTextDelta,
     Message,
+    ModelRequestStarted,
     TextDelta,
     TodosChanged,
     ToolCall,
@@ -216,6 +217,7 @@ class AgentSession:
 
         if signal.is_set():
             return None
+        self.sink(ModelRequestStarted(self.session_id))
         try:
             async with anyio.create_task_group() as tg:
 

@@ -68,6 +68,13 @@ StreamEvent = TextDelta | TurnComplete
 
 # -- events of a running agent (for front ends) -------------------------------------------
 @dataclass
+class ModelRequestStarted:
+    """A request went to the model; its answer is awaited (front ends show they wait)."""
+
+    session_id: str
+
+
+@dataclass
 class AgentTextDelta:
     session_id: str
     text: str
@@ -116,7 +123,8 @@ class SubAgentFinished:
 
 
 AgentEvent = (
-    AgentTextDelta
+    ModelRequestStarted
+    | AgentTextDelta
     | AgentMessage
     | ToolCallStarted
     | ToolCallFinished

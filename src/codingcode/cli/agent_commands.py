@@ -26,6 +26,7 @@ from codingcode.cli.tool_commands import ModeOption, ProjectOption, check_mode, 
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.live import Live
+    from rich.status import Status
 
     from codingcode.agent.session import AgentSession, Outcome
     from codingcode.agent.transcript import AgentEvent, ToolCall
@@ -150,6 +151,7 @@ class HeadlessReporter:
     def __call__(self, event: AgentEvent) -> None:
         from codingcode.agent.transcript import (
             AgentTextDelta,
+            ModelRequestStarted,
             SubAgentFinished,
             SubAgentStarted,
             ToolCallFinished,
@@ -157,7 +159,7 @@ class HeadlessReporter:
             event_to_json,
         )
 
-        if isinstance(event, AgentTextDelta):
+        if isinstance(event, AgentTextDelta | ModelRequestStarted):
             return
         if self.as_json:
             self.events.append(event_to_json(event))
@@ -256,17 +258,26 @@ def print_json(
 class TerminalView:
     """Renders a session's events with rich: streamed Markdown, calls, results, todos."""
 
-    def __init__(self, console: Console, root: str) -> None:
+    def __init__(self, console: Console, root: str, model: str = "the model") -> None:
         self.console = console
         self.root = root
+        self.model = model
         self.buffer = ""
         self.live: Live | None = None
+        #: The "waiting for the model" spinner, while a request has no answer yet.
+        self.waiting: Status | None = None
 
     def _stop_live(self) -> None:
+        self._stop_waiting()
         if self.live is not None:
             self.live.stop()
             self.live = None
         self.buffer = ""
+
+    def _stop_waiting(self) -> None:
+        if self.waiting is not None:
+            self.waiting.stop()
+            self.waiting = None
 
     def __call__(self, event: AgentEvent) -> None:
         from rich.markdown import Markdown
@@ -275,6 +286,7 @@ class TerminalView:
         from codingcode.agent.transcript import (
             AgentMessage,
             AgentTextDelta,
+            ModelRequestStarted,
             SubAgentFinished,
             SubAgentStarted,
             TodosChanged,
@@ -284,6 +296,13 @@ class TerminalView:
 
         depth = depth_of(event.session_id, self.root)
         indent = "  " * depth
+        if isinstance(event, ModelRequestStarted):
+            if not depth and self.live is None and self.waiting is None:
+                self.waiting = self.console.status(f"[dim]{self.model} is thinking…[/]")
+                self.waiting.start()
+            return
+        if not depth or not isinstance(event, AgentTextDelta):
+            self._stop_waiting()
         if isinstance(event, AgentTextDelta):
             if depth:  # a sub-agent's thinking aloud stays out of the main view
                 return
@@ -418,6 +437,7 @@ async def _interactive(project: Path, model: str | None, mode: str) -> int:
     await ask_trust(console, project)
     async with cli_session(project, model, mode, view, notify, confirmer=confirmer) as session:
         view.root = session.session_id
+        view.model = str(session.model)
         return await _prompt_loop(console, view, session, project, mode)
 
 
