@@ -274,3 +274,29 @@ def test_missing_credentials_are_a_clear_error(project: Path, tmp_path: Path) ->
         result = run(["run", "hi", "--model", model], project, base)
         assert result.returncode == 1, result.stderr
         assert needle in result.stderr and "Traceback" not in result.stderr
+
+
+def test_installed_plugin_tool_is_offered_by_run(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    """C1 through the CLI: a package's `codingcode.tools` entry point registers at set-up."""
+    site = tmp_path / "site"
+    (site / "cc_plugin_demo-0.1.dist-info").mkdir(parents=True)
+    (site / "cc_plugin_demo-0.1.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: cc-plugin-demo\nVersion: 0.1\n"
+    )
+    (site / "cc_plugin_demo-0.1.dist-info" / "entry_points.txt").write_text(
+        "[codingcode.tools]\nreverse = cc_plugin_demo:reverse\n"
+    )
+    (site / "cc_plugin_demo.py").write_text(
+        "from codingcode.tools import tool\n\n"
+        "@tool\nasync def reverse(text: str) -> str:\n"
+        '    """Reverse a text."""\n    return text[::-1]\n'
+    )
+    env = env_for(fake, "openai", tmp_path) | {"PYTHONPATH": str(site)}
+    assert run(["rules", "add", "allow", "reverse"], project, env).returncode == 0
+    fake.script = [Step(tool_calls=[("reverse", {"text": "abc"})]), Step(text="reversed")]
+    result = run(["run", "reverse abc"], project, env)
+    assert result.returncode == 0, result.stderr
+    assert "reverse" in tool_names(fake.bodies()[0])
+    assert tool_results(fake.bodies()[1])[-1][0] == "cba"
