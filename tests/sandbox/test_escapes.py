@@ -20,7 +20,7 @@ import anyio
 import pytest
 
 from codingcode.cancel import CancelSignal
-from codingcode.sandbox.backends import SandboxError
+from codingcode.sandbox.backends import SandboxError, runtime_paths
 from codingcode.sandbox.policy import Network, SandboxMode
 from codingcode.sandbox.probes import processes_with, wait_until_gone
 
@@ -104,11 +104,21 @@ def test_read_only_mode_keeps_the_project(make_box, backend: str) -> None:
 def test_tmp_is_private(make_box, backend: str) -> None:
     box: Box = make_box(backend)
     name = f"codingcode-test-{os.getpid()}-{time.monotonic_ns()}"
-    result = box.run(f"echo inside > /tmp/{name} && cat /tmp/{name} && ls /tmp | wc -l")
-    assert result.exit_code == 0, out(result)
+    host_file = Path("/tmp", f"{name}-host")
+    host_file.write_text("host")
+    try:
+        result = box.run(
+            f"echo inside > /tmp/{name} && cat /tmp/{name} && ls /tmp | wc -l; ls {host_file}"
+        )
+    finally:
+        host_file.unlink()
+    assert "inside" in result.stdout.text(), out(result)
     assert not Path("/tmp", name).exists()
-    # The host's /tmp (full of other files) is not visible inside.
-    assert int(result.stdout.text().split()[-1]) <= 3
+    # The host's /tmp (full of other files) is not visible inside: only what the sandbox
+    # puts there (the project's parents, and codingcode's own runtime when it lives there).
+    assert "No such file" in result.stderr.text()
+    count = int(result.stdout.text().split()[-1])
+    assert count <= 3 + len({p.parts[2] for p in runtime_paths()})
 
 
 # -- the files that steer the agent are read-only ---------------------------------------------

@@ -66,6 +66,19 @@ SECRET_ENV = re.compile(
 )
 
 
+def runtime_paths() -> list[Path]:
+    """codingcode's own interpreter, environment and package, where they live under /tmp
+    or /run — which the sandbox replaces with private, empty ones. They are bound back
+    read-only, so a command can still run the project's tools (and our own helper) from
+    there; a checkout under /tmp, as on a CI machine, is the common case."""
+    package_parent = Path(__file__).resolve().parents[2]
+    candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(package_parent)}
+    found = sorted({os.path.realpath(p) for p in candidates})
+    under = [p for p in found if p.startswith(("/tmp/", "/run/"))]
+    # Drop paths inside another kept one: one bind covers them.
+    return [Path(p) for p in under if not any(p != q and p.startswith(q + "/") for q in under)]
+
+
 def scrub_env(env: Mapping[str, str], keep: Sequence[str]) -> dict[str, str]:
     kept = set(keep)
     return {k: v for k, v in env.items() if k in kept or not SECRET_ENV.search(k)}
@@ -266,6 +279,8 @@ class BubblewrapBackend:
         ]
         if network:
             args += ["--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve"]
+        for path in runtime_paths():
+            args += ["--ro-bind", str(path), str(path)]
         # Bound even when read-only: a project under /tmp would vanish under the private /tmp.
         bind = "--bind" if policy.mode is SandboxMode.WORKSPACE_WRITE else "--ro-bind"
         args += [bind, str(policy.project), str(policy.project)]
@@ -328,7 +343,7 @@ class LandlockBackend:
             writable.insert(0, str(policy.project))
         # Read-only mode protects the whole project (which also keeps it visible when it
         # lives under the private /tmp).
-        protect = (
+        protect = [str(p) for p in runtime_paths()] + (
             [str(p) for p in protected_paths(policy.project)]
             if policy.mode is SandboxMode.WORKSPACE_WRITE
             else [str(policy.project)]
