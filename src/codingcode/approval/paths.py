@@ -177,8 +177,8 @@ def has_glob(text: str) -> bool:
     return any(c in GLOB_CHARS for c in text)
 
 
-def classify_glob(pattern: str, cwd: str | Path) -> set[str]:
-    """Preset path rules a shell glob could touch: matched, and expanded on disk."""
+def classify_glob(pattern: str, cwd: str | Path, *, expand: bool = True) -> set[str]:
+    """Preset path rules a shell glob could touch: matched, and (``expand``) expanded on disk."""
     hits: set[str] = set()
     absolute = lexical(pattern, cwd)
     for protected in _PROTECTED_LITERALS:
@@ -190,7 +190,7 @@ def classify_glob(pattern: str, cwd: str | Path) -> set[str]:
     if parts and _component_matches(parts[-1], ".env"):
         hits.add("R9")
     # What it expands to right now: symlinks to a protected file count too.
-    for found in _expand(absolute):
+    for found in _expand(absolute) if expand else ():
         hits |= classify_path(found, "/")
     return hits
 

@@ -441,7 +441,9 @@ def _word_paths(w: shell.Word, cwd: str | None, what: str) -> Iterator[Finding]:
         return
     base_cwd = cwd or "/"
     if w.glob or w.dynamic:
-        for rid in sorted(classify_glob(w.pattern, base_cwd)):
+        # A run-time part could be anything: it matches names lexically, but only a real
+        # glob is expanded on disk (bash does not glob a quoted "$X").
+        for rid in sorted(classify_glob(w.pattern, base_cwd, expand=w.glob)):
             yield rid, f"{what} {w.shown}"
         return
     for rid in sorted(classify_path(text, base_cwd)):

@@ -158,10 +158,14 @@ class Word:
     def shown(self) -> str:
         return self.text.replace(DYN, "*")
 
+    #: The word if every run-time part expanded to nothing, or to its ``${X:-default}``.
+    fallback: str = ""
+
     @property
     def empty_form(self) -> str:
-        """The word if every run-time part expanded to nothing (``"$DIR/"`` → ``/``)."""
-        return self.text.replace(DYN, "")
+        """The word if every run-time part expanded to nothing (``"$DIR/"`` → ``/``) or to
+        its stated default (``${X:-/}`` → ``/``)."""
+        return self.fallback if self.fallback else self.text.replace(DYN, "")
 
 
 def literal_word(text: str) -> Word:
@@ -590,7 +594,7 @@ class _Walker:
             out.commands.append(cmd)
             for w in cmd.argv[1:]:
                 if "=" in w.text:
-                    value = replace(w, text=w.text.split("=", 1)[1])
+                    value = replace(w, text=w.text.split("=", 1)[1], fallback="")
                     self.nested_script(value, cmd, ctx, "alias")
             return
         if prog == "trap" and len(cmd.argv) > 2:
@@ -647,19 +651,24 @@ class _Walker:
         if node.type in ("word", "concatenation") and "{" in w.text and not w.dynamic:
             texts = expand_braces(w.text)
             if len(texts) > 1:
-                return [replace(w, text=t, pattern=t if w.glob else _escape_glob(t)) for t in texts]
+                return [
+                    replace(w, text=t, pattern=t if w.glob else _escape_glob(t), fallback="")
+                    for t in texts
+                ]
         return [w]
 
     def word(self, node: Any, ctx: _Ctx) -> Word:
         parts: list[tuple[str, bool]] = []  # (text, quoted)
         flags = {"download": False, "subst": False}
-        self._word_parts(node, ctx, parts, flags, quoted=False, top=True)
+        defaults: dict[int, str] = {}  # part index -> the literal ${X:-default} falls back to
+        self._word_parts(node, ctx, parts, flags, quoted=False, top=True, defaults=defaults)
         text = "".join(p for p, _ in parts)
+        fallback = "".join(defaults.get(i, p.replace(DYN, "")) for i, (p, _) in enumerate(parts))
         glob = any(not q and has_glob(p.replace(DYN, "")) for p, q in parts)
         pattern = "".join(
             (p.replace(DYN, "*") if not q else _escape_glob(p).replace(DYN, "*")) for p, q in parts
         )
-        return Word(text, glob, pattern, flags["download"], flags["subst"])
+        return Word(text, glob, pattern, flags["download"], flags["subst"], fallback)
 
     def _word_parts(
         self,
@@ -670,12 +679,15 @@ class _Walker:
         *,
         quoted: bool,
         top: bool = False,
+        defaults: dict[int, str] | None = None,
     ) -> None:
         t = node.type
         if t in ("word", "number", "command_name", "special_variable_name"):
             if t == "command_name":
                 for c in node.named_children:
-                    self._word_parts(c, ctx, parts, flags, quoted=quoted, top=top)
+                    self._word_parts(
+                        c, ctx, parts, flags, quoted=quoted, top=top, defaults=defaults
+                    )
                 return
             raw = self.t(node)
             if quoted:
@@ -697,10 +709,12 @@ class _Walker:
                 if ct == "string_content":
                     parts.append((_unescape_double(self.t(child)), True))
                 elif child.is_named:
-                    self._word_parts(child, ctx, parts, flags, quoted=True)
+                    self._word_parts(child, ctx, parts, flags, quoted=True, defaults=defaults)
         elif t == "concatenation":
             for i, child in enumerate(node.named_children):
-                self._word_parts(child, ctx, parts, flags, quoted=quoted, top=top and i == 0)
+                self._word_parts(
+                    child, ctx, parts, flags, quoted=quoted, top=top and i == 0, defaults=defaults
+                )
             # tree-sitter splits `{a,b}` into separate words; keep unnamed pieces too
         elif t == "simple_expansion":
             name = "".join(self.t(c) for c in node.named_children)
@@ -709,10 +723,16 @@ class _Walker:
             named = node.named_children
             if len(named) == 1 and named[0].type == "variable_name":
                 parts.append((self._var(self.t(named[0]), ctx), True))
+                default = _expansion_default(node, self)
+                if default is not None and defaults is not None and DYN in parts[-1][0]:
+                    defaults[len(parts) - 1] = default
             else:
                 for child in named:
                     self._scan(child, ctx, flags)
                 parts.append((DYN, True))
+                default = _expansion_default(node, self)
+                if default is not None and defaults is not None:
+                    defaults[len(parts) - 1] = default
         elif t in ("command_substitution", "process_substitution"):
             flags["subst"] = True
             before = len(self.out.commands)
@@ -1135,7 +1155,9 @@ def _unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | 
             return None
         if replace_str:
             inner = [
-                replace(w, text=w.text.replace(replace_str, DYN)) if replace_str in w.text else w
+                replace(w, text=w.text.replace(replace_str, DYN), fallback="")
+                if replace_str in w.text
+                else w
                 for w in inner
             ]
         return ("argv", inner)
@@ -1195,6 +1217,20 @@ def _ssh_command(rest: list[Word]) -> tuple[str, Word] | None:
     return ("script", literal_word(" ".join(w.text for w in words)))
 
 
+def _expansion_default(node: Any, walker: _Walker) -> str | None:
+    """The literal default of ``${X:-word}`` / ``${X-word}`` / ``${X:=word}``, if any."""
+    op = node.child_by_field_name("operator")
+    if op is not None and walker.t(op) == ":?":
+        return "\x01"  # ${X:?} stops the command when X is empty: it is never nothing
+    if op is None or walker.t(op) not in (":-", "-", ":=", "="):
+        return None
+    after = [c for c in node.named_children if c.start_byte >= op.end_byte]
+    if not after:
+        return ""
+    text = "".join(walker.t(c) for c in after)
+    return None if any(ch in text for ch in "$`") else text.strip("'\"")
+
+
 def _join_words(a: Word, b: Word) -> Word:
     return Word(
         a.text + b.text,
@@ -1230,7 +1266,9 @@ def _find_exec(rest: list[Word]) -> tuple[str, list[list[Word]]] | None:
             argv: list[Word] = []
             while j < len(rest) and rest[j].text not in (";", "+"):
                 w = rest[j]
-                argv.append(replace(w, text=w.text.replace("{}", DYN)) if "{}" in w.text else w)
+                argv.append(
+                    replace(w, text=w.text.replace("{}", DYN), fallback="") if "{}" in w.text else w
+                )
                 j += 1
             if argv:
                 found.append(argv)
