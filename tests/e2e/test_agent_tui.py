@@ -116,9 +116,11 @@ def test_first_run_asks_to_trust_the_project_once(
                 term.wait_text("Trusted.")
             term.wait_prompt()
             assert "[y/N]" not in term.screen() or round_ == 1  # asked only once
-            if round_ == 2:  # the input history survives the session: Up recalls "hello"
+            if round_ == 2:  # the history survives the session: Up, Up recalls "hello"
                 term.send("Up")
-                term.wait_for(lambda s: s.rstrip().endswith("› hello"), "the recalled line")
+                term.wait_for(lambda s: s.rstrip().endswith("› /exit"), "the last line")
+                term.send("Up")
+                term.wait_for(lambda s: s.rstrip().endswith("› hello"), "the line before")
                 term.send("C-u")
             term.send("hello", "Enter")
             term.wait_text("first" if round_ == 1 else "second")
