@@ -55,7 +55,7 @@ class ToolRunner:
         from codingcode.approval.pipeline import ToolCall
 
         ctx = ctx or self.context()
-        _, model = self.service.validate(name, args)
+        definition, model = self.service.validate(name, args)
         if self.pipeline is None:
             raise RuntimeError("this runner has no approval pipeline")
         call = ToolCall(
@@ -65,6 +65,9 @@ class ToolRunner:
             session_id=ctx.session_id,
             turn_id=ctx.turn_id,
             mode=self.mode,
+            # An MCP tool's read-only annotation is set only from a server the settings
+            # mark trusted (codingcode.mcp.client); built-ins go by the fixed list (A2).
+            read_only_hint=":" in name and definition.annotations.read_only,
         )
         return await self.pipeline.decide(call, dry_run=dry_run)
 

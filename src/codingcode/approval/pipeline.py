@@ -53,6 +53,9 @@ class ToolCall:
     session_id: str = "default"
     turn_id: int = 0
     mode: str = "default"
+    #: A trusted MCP server says this tool only reads: plan mode keeps it (it still needs
+    #: the usual approval), where it refuses every other tool outside the read-only list.
+    read_only_hint: bool = False
 
     @property
     def cwd(self) -> Path:
@@ -234,6 +237,10 @@ class ApprovalPipeline:
         if mode == "plan":
             if call.tool in READ_ONLY_TOOLS:
                 return LayerResult(MODE, "continue", "plan mode: a read-only tool")
+            if call.read_only_hint:
+                return LayerResult(
+                    MODE, "continue", "plan mode: a trusted MCP server marks this tool read-only"
+                )
             return LayerResult(
                 MODE,
                 "deny",

@@ -1,0 +1,50 @@
+"""Plan mode and an MCP tool's read-only annotation (set only for trusted servers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from codingcode.runner import build_runner
+from codingcode.tools import ToolAnnotations, ToolDefinition, ToolExecCtx, ToolService
+
+pytestmark = pytest.mark.anyio
+
+
+class NoArgs(BaseModel):
+    pass
+
+
+async def _noop(args: NoArgs, ctx: ToolExecCtx) -> str:
+    return "ran"
+
+
+def mcp_tool(name: str, read_only: bool) -> ToolDefinition:
+    return ToolDefinition(
+        name=name,
+        description="an MCP tool",
+        parameters=NoArgs,
+        execute=_noop,
+        annotations=ToolAnnotations(read_only=read_only),
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "read_only", "layer"),
+    [
+        ("srv:lookup", True, "UserConfirmation"),  # kept by plan mode, still needs approval
+        ("srv:delete", False, "PermissionMode"),  # plan mode refuses it
+        ("local_tool", True, "PermissionMode"),  # only MCP tools carry the hint; built-ins go by A2
+    ],
+)
+async def test_plan_mode_keeps_only_trusted_read_only_mcp_tools(
+    project: Path, name: str, read_only: bool, layer: str
+) -> None:
+    service = ToolService([mcp_tool(name, read_only)])
+    runner = build_runner(project, mode="plan", service=service, audit=False)
+    decision = await runner.decide(name, {})
+    assert decision.layer == layer, decision
+    if layer == "PermissionMode":
+        assert decision.decision == "deny" and "plan mode is on" in decision.reason
