@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from codingcode.approval.pipeline import ApprovalPipeline, Decision
     from codingcode.approval.rules import Policy
 
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypass")
-
 
 @dataclass
 class ToolRunner:

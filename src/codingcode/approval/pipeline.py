@@ -19,8 +19,6 @@ from codingcode.approval.paths import is_control_file, is_inside
 Action = Literal["allow", "deny", "ask", "continue"]
 Final = Literal["allow", "deny", "ask"]
 
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypass")
-
 #: A2: exactly these pass the read-only whitelist.
 READ_ONLY_TOOLS = frozenset(
     {

@@ -7,9 +7,10 @@ from pathlib import Path
 from codingcode.approval.audit import AuditLog
 from codingcode.approval.confirm import Confirmer
 from codingcode.approval.hooks import POST_APPROVAL, HookBus, PreToolUseHooks, load_command_hooks
-from codingcode.approval.pipeline import PERMISSION_MODES, ApprovalPipeline, Validate
+from codingcode.approval.pipeline import ApprovalPipeline, Validate
 from codingcode.approval.rules import Policy, RuleEngine, add_rule, load_policy, local_settings_path
 from codingcode.config import Scope, Settings, SettingsError, load_settings
+from codingcode.modes import PERMISSION_MODES
 
 
 def build_pipeline(

@@ -252,7 +252,7 @@ def _scope_path(scope: str, project: Path) -> Path:
 
 
 async def _batch(runner: Any, default_mode: str | None) -> None:
-    from codingcode.runner import PERMISSION_MODES
+    from codingcode.modes import PERMISSION_MODES
 
     out = sys.stdout
     for n, line in enumerate(sys.stdin, 1):
