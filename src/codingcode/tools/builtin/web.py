@@ -606,7 +606,9 @@ async def fetch_url(args: FetchUrlArgs, ctx: ToolExecCtx) -> str:
                 ) from None
             except httpx.HTTPError as exc:
                 raise ToolFailureError(f"GET {url} failed: {type(exc).__name__}: {exc}.") from None
-        return render_body(body, args.max_length)
+        # Converting megabytes of HTML takes a while: off the event loop, so parallel calls
+        # and Ctrl-C stay responsive.
+        return await anyio.to_thread.run_sync(render_body, body, args.max_length)
 
     try:
         return await run_cancellable(go, ctx, f"fetch_url {url}")
