@@ -300,3 +300,21 @@ def test_installed_plugin_tool_is_offered_by_run(
     assert result.returncode == 0, result.stderr
     assert "reverse" in tool_names(fake.bodies()[0])
     assert tool_results(fake.bodies()[1])[-1][0] == "cba"
+
+
+def test_mode_defaults_to_the_settings(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    """Without --mode, permissions.defaultMode of the (user's) settings decides."""
+    env = env_for(fake, "openai", tmp_path)
+    cfg = Path(env["CODINGCODE_CONFIG_DIR"])
+    cfg.mkdir(parents=True)
+    (cfg / "settings.json").write_text(json.dumps({"permissions": {"defaultMode": "acceptEdits"}}))
+    fake.script = [
+        Step(tool_calls=[("write_file", {"path": "n.txt", "content": "x\n"})]),
+        Step(text="written"),
+    ]
+    result = run(["run", "write", "--json"], project, env)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["mode"] == "acceptEdits"
+    assert (project / "n.txt").read_text() == "x\n"

@@ -330,7 +330,7 @@ def open_session(
     provider: ModelProvider | None = None,
     service: ToolService | None = None,
     agent: AgentSpec | None = None,
-    mode: str = "default",
+    mode: str | None = None,
     sink: EventSink = _ignore,
     session_id: str | None = None,
     depth: int = 0,
@@ -368,7 +368,7 @@ def open_session(
         sink=sink,
         depth=depth,
         max_turns=max_turns,
-        mode=mode,
+        mode=runner.mode,  # the effective one (None: the settings' defaultMode)
         confirmer=confirmer,
     )
     if owned:

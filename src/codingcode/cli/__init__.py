@@ -57,9 +57,13 @@ def _root(
         typer.Option("--project", "-p", help="Interactive app: the project root (default: cwd)."),
     ] = None,
     mode: Annotated[
-        str,
-        typer.Option("--mode", "-m", help="Interactive app: default, acceptEdits, plan, bypass."),
-    ] = "default",
+        str | None,
+        typer.Option(
+            "--mode",
+            "-m",
+            help="Interactive app: default, acceptEdits, plan, bypass (default: the settings').",
+        ),
+    ] = None,
     model: Annotated[
         str | None,
         typer.Option("--model", help="Interactive app: PROVIDER:MODEL, e.g. openai:gpt-4.1."),

@@ -128,7 +128,7 @@ def register_plugin_tools(service: Any) -> list[str]:
 async def cli_session(
     project: Path,
     model: str | None,
-    mode: str,
+    mode: str | None,
     sink: Callable[[AgentEvent], None],
     notify: Callable[[str], None],
     confirmer: Confirmer | None = None,
@@ -216,7 +216,7 @@ def run_headless(
     *,
     project: Path,
     model: str | None,
-    mode: str,
+    mode: str | None,
     as_json: bool,
     quiet: bool,
     max_turns: int | None,
@@ -448,13 +448,13 @@ HELP = """Commands: /help, /todos (show the task list), /tools (the tools offere
 Ctrl-C cancels the running prompt; Ctrl-D or /exit quits."""
 
 
-def run_interactive(*, project: Path, model: str | None, mode: str) -> int:
+def run_interactive(*, project: Path, model: str | None, mode: str | None) -> int:
     import anyio
 
     return anyio.run(_interactive, project, model, mode)
 
 
-async def _interactive(project: Path, model: str | None, mode: str) -> int:
+async def _interactive(project: Path, model: str | None, mode: str | None) -> int:
     from rich.console import Console
     from rich.markup import escape
 
@@ -472,7 +472,7 @@ async def _interactive(project: Path, model: str | None, mode: str) -> int:
     async with cli_session(project, model, mode, view, notify, confirmer=confirmer) as session:
         view.root = session.session_id
         view.model = str(session.model)
-        return await _prompt_loop(console, view, session, project, mode)
+        return await _prompt_loop(console, view, session, project)
 
 
 def untrusted_grants(project: Path) -> bool:
@@ -519,7 +519,7 @@ async def ask_trust(console: Console, project: Path) -> None:
 
 
 async def _prompt_loop(
-    console: Console, view: TerminalView, session: AgentSession, project: Path, mode: str
+    console: Console, view: TerminalView, session: AgentSession, project: Path
 ) -> int:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
@@ -531,7 +531,7 @@ async def _prompt_loop(
     history_file.parent.mkdir(parents=True, exist_ok=True)
     prompt: PromptSession[str] = PromptSession(history=FileHistory(str(history_file)))
     console.print(
-        f"[bold]codingcode[/] — {session.model} — mode {mode} — {project}\n[dim]{HELP}[/]"
+        f"[bold]codingcode[/] — {session.model} — mode {session.mode} — {project}\n[dim]{HELP}[/]"
     )
     try:
         while True:
@@ -571,18 +571,18 @@ async def _prompt_loop(
 
 
 # -- registration --------------------------------------------------------------------------
-def start_app(project: Path | None, model: str | None, mode: str) -> None:
+def start_app(project: Path | None, model: str | None, mode: str | None) -> None:
     """Bare ``codingcode``: the interactive app (called from the root callback)."""
     from codingcode.cli import fail
 
     root = project_dir(project)
-    mode = check_mode(mode) or "default"
+    checked = check_mode(mode)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         fail(
             'the interactive app needs a terminal; for scripts use `codingcode run "PROMPT"` '
             "(see `codingcode --help`)."
         )
-    raise typer.Exit(run_interactive(project=root, model=model, mode=mode))
+    raise typer.Exit(run_interactive(project=root, model=model, mode=checked))
 
 
 def register(app: typer.Typer) -> None:
@@ -590,7 +590,7 @@ def register(app: typer.Typer) -> None:
     def run_command(
         prompt: Annotated[str, typer.Argument(help="The task for the agent, or - to read stdin.")],
         project: ProjectOption = None,
-        mode: ModeOption = "default",
+        mode: ModeOption = None,
         model: ModelOption = None,
         as_json: Annotated[
             bool, typer.Option("--json", help="Print a machine-readable transcript as JSON.")
@@ -613,7 +613,7 @@ def register(app: typer.Typer) -> None:
             text,
             project=project_dir(project),
             model=model,
-            mode=check_mode(mode) or "default",
+            mode=check_mode(mode),
             as_json=as_json,
             quiet=quiet,
             max_turns=max_turns,
