@@ -300,6 +300,12 @@ def test_installed_plugin_tool_is_offered_by_run(
     assert result.returncode == 0, result.stderr
     assert "reverse" in tool_names(fake.bodies()[0])
     assert tool_results(fake.bodies()[1])[-1][0] == "cba"
+    # the same tool reaches every other front end: tools, tool and check
+    assert "reverse" in run(["tools"], project, env).stdout
+    called = run(["tool", "reverse", '{"text": "xyz"}'], project, env)
+    assert called.returncode == 0 and called.stdout.strip() == "zyx", called.stderr
+    checked = run(["check", "reverse", '{"text": "x"}'], project, env)
+    assert json.loads(checked.stdout)["decision"] == "allow"
 
 
 def test_mode_defaults_to_the_settings(

@@ -91,39 +91,6 @@ async def run_with_sigint(session: AgentSession, prompt: str) -> Outcome:
     return result[0]
 
 
-#: Entry-point group through which installed packages add tools to the CLI's sessions.
-PLUGIN_GROUP = "codingcode.tools"
-
-
-def register_plugin_tools(service: Any) -> list[str]:
-    """Register the tools that installed packages offer under :data:`PLUGIN_GROUP` (C1).
-
-    An entry point names a ToolDefinition (e.g. an ``@tool`` function), a list of them, or a
-    callable taking the ToolService. Only installed packages can do this — the user's own
-    environment, not a project's files — so no trust question arises. Returns their names.
-    """
-    from importlib.metadata import entry_points
-
-    from codingcode.cli import fail
-    from codingcode.tools import ToolDefinition
-
-    before = set(service.names())
-    for ep in entry_points(group=PLUGIN_GROUP):
-        try:
-            obj = ep.load()
-            items = obj if isinstance(obj, list | tuple) else [obj]
-            for item in items:
-                if isinstance(item, ToolDefinition):
-                    service.register(item, replace=True)
-                elif callable(item):
-                    item(service)
-                else:
-                    raise TypeError(f"{type(item).__name__} is not a ToolDefinition")
-        except Exception as exc:  # a broken plugin is named, not a traceback
-            fail(f"tool plugin {ep.name!r} ({ep.value}) failed to load: {exc}", code=1)
-    return sorted(set(service.names()) - before)
-
-
 @contextlib.asynccontextmanager
 async def cli_session(
     project: Path,
@@ -138,12 +105,11 @@ async def cli_session(
     registered in one ToolService, so the resolver offers them), closed on the way out."""
     from codingcode.agent import open_session, resolve_model
     from codingcode.agent.session import DEFAULT_MAX_TURNS
+    from codingcode.cli.tool_service import cli_tool_service
     from codingcode.mcp.client import open_project_mcp
-    from codingcode.tools import ToolService
 
     spec = resolve_model(project, model)  # before starting any server: fail fast
-    service = ToolService.default()
-    register_plugin_tools(service)  # C1: registered at set-up, hence offered to the model
+    service = cli_tool_service()  # C1: registered at set-up, hence offered to the model
     async with open_project_mcp(project, service) as mcp:
         for line in mcp.notes():
             notify(line)

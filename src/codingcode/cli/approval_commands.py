@@ -26,10 +26,17 @@ ScopeOption = Annotated[
 
 
 def _dry_runner(project: Path, *, assume_trusted: bool = False) -> Any:
+    from codingcode.cli.tool_service import cli_tool_service
     from codingcode.runner import build_runner
 
     # A dry run writes nothing: no audit records, no rules.
-    return build_runner(project, mode=None, audit=False, assume_trusted=assume_trusted)
+    return build_runner(
+        project,
+        mode=None,
+        audit=False,
+        assume_trusted=assume_trusted,
+        service=cli_tool_service(),
+    )
 
 
 def _note_ignored(runner: Any, project: Path) -> None:

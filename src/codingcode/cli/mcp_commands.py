@@ -75,7 +75,11 @@ def serve_command(
     )
 
     root = project_dir(project)
-    server = build_tool_server(root, mode=check_mode(mode) if mode else None)
+    from codingcode.cli.tool_service import cli_tool_service
+
+    server = build_tool_server(
+        root, mode=check_mode(mode) if mode else None, service=cli_tool_service()
+    )
     ignored = getattr(server.headless, "ignored_grants", None)
     if ignored:  # workspace trust: say once what the untrusted project would have granted
         _say(

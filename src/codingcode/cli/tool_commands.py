@@ -77,11 +77,12 @@ def register(app: typer.Typer) -> None:
         """Run one tool call and print its output."""
         import anyio
 
+        from codingcode.cli.tool_service import cli_tool_service
         from codingcode.runner import build_runner
 
         args = parse_args_json(args_json)
         root = project_dir(project)
-        runner = build_runner(root, mode=check_mode(mode))
+        runner = build_runner(root, mode=check_mode(mode), service=cli_tool_service())
         if runner.ignored_grants:
             from codingcode.config import untrusted_note
 
@@ -108,9 +109,9 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """List the tools with their short descriptions."""
-        from codingcode.tools import ToolService
+        from codingcode.cli.tool_service import cli_tool_service
 
-        service = ToolService.default()
+        service = cli_tool_service()
         if as_json:
             payload = [
                 {
