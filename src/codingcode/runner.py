@@ -8,7 +8,7 @@ approved: a hook's modifiedInput is validated and checked by the rules again fir
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +72,9 @@ class ToolRunner:
     async def run(self, name: str, args: Any, ctx: ToolExecCtx | None = None) -> str:
         """Validate, approve, then execute one call; raises AgentError on every expected failure."""
         ctx = ctx or self.context()
+        if ctx.launcher is None and self.launcher is not None:
+            # A caller's own context still gets the sandbox: nothing runs around it.
+            ctx = replace(ctx, launcher=self.launcher)
         definition, model = self.service.validate(name, args)
         if self.pipeline is not None:
             decision = await self.decide(name, args, ctx)

@@ -1,4 +1,4 @@
-"""Plan mode and an MCP tool's read-only annotation (set only for trusted servers)."""
+"""ToolRunner: plan mode and read-only MCP tools; the sandbox reaches every call."""
 
 from __future__ import annotations
 
@@ -48,3 +48,19 @@ async def test_plan_mode_keeps_only_trusted_read_only_mcp_tools(
     assert decision.layer == layer, decision
     if layer == "PermissionMode":
         assert decision.decision == "deny" and "plan mode is on" in decision.reason
+
+
+async def test_a_callers_own_context_still_gets_the_runners_sandbox(project: Path) -> None:
+    seen: list[object] = []
+
+    async def record(args: NoArgs, ctx: ToolExecCtx) -> str:
+        seen.append(ctx.launcher)
+        return "ok"
+
+    service = ToolService(
+        [ToolDefinition(name="probe", description="d", parameters=NoArgs, execute=record)]
+    )
+    runner = build_runner(project, mode="bypass", service=service, audit=False)
+    assert runner.launcher is not None
+    await runner.run("probe", {}, ToolExecCtx(project_path=project))
+    assert seen == [runner.launcher]
