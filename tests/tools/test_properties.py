@@ -24,14 +24,17 @@ json_values = st.recursive(
 
 # Field names of the real tools, so many draws get past the first check and exercise the tools.
 FIELDS = ["path", "offset", "limit", "content", "old_string", "new_string", "pattern", "glob",
-          "max_results", "command", "timeout_ms", "cwd", "plan", "step", "status"]  # fmt: skip
+          "max_results", "command", "timeout_ms", "cwd", "plan", "step", "status", "url",
+          "max_length", "query"]  # fmt: skip
 safe_values = json_values | st.sampled_from(
     ["a.txt", "sub", "../x", "", ".", "*", "[", "(", "x" * 300]
 )
 arguments = st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=6), safe_values, max_size=4)
 
 # Commands stay harmless: the property is about argument handling, not about shell behaviour.
-TOOLS = ["read_file", "write_file", "edit_file", "search_code", "search_files", "todo_write"]
+# The web tools see no URL or provider they could reach (no network is needed).
+TOOLS = ["read_file", "write_file", "edit_file", "search_code", "search_files", "todo_write",
+         "fetch_url", "web_search"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
