@@ -46,6 +46,10 @@ class NotFoundError(AgentError):
     kind = ErrorKind.NOT_FOUND
 
 
+class UnknownToolError(NotFoundError):
+    """No tool of that name: bad input to whoever asked, not a failed call."""
+
+
 class DeniedError(AgentError):
     kind = ErrorKind.DENIED
 

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from codingcode import __version__
-from codingcode.errors import AgentError, ErrorKind
+from codingcode.errors import AgentError, ErrorKind, UnknownToolError
 
 app = typer.Typer(
     name="codingcode",
@@ -85,7 +85,9 @@ def _register_commands() -> None:
 
 
 def exit_code_for(error: AgentError) -> int:
-    return 2 if error.kind is ErrorKind.INVALID_ARGUMENTS else 1
+    """2 for bad input (invalid arguments, an unknown tool), 1 for a call that failed."""
+    bad_input = error.kind is ErrorKind.INVALID_ARGUMENTS or isinstance(error, UnknownToolError)
+    return 2 if bad_input else 1
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -112,6 +114,9 @@ def run() -> None:
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         if not message:  # bare `codingcode`: the help was shown, nothing went wrong
             sys.exit(0)
+        if type(exc).__name__ == "NoArgsIsHelpError":  # a group without its sub-command
+            typer.echo(message)
+            sys.exit(2)
         typer.echo(f"error: {message}{hint}", err=True)
         sys.exit(getattr(exc, "exit_code", 2))
     except AgentError as exc:

@@ -230,7 +230,11 @@ def register(app: typer.Typer) -> None:
         import datetime
 
         from codingcode.approval.audit import AuditLog
+        from codingcode.cli import fail
 
+        decisions = ("allow", "deny", "ask", "continue")
+        if decision is not None and decision not in decisions:
+            fail(f"--decision {decision!r} is not one of: {', '.join(decisions)}.")
         log = AuditLog()
         records = log.query(decision=decision, tool=tool, limit=limit)
         for r in records:

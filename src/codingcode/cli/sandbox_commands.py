@@ -75,7 +75,10 @@ def run_command(
     command: Annotated[list[str], typer.Argument(help="The command and its arguments (after --).")],
     project: ProjectOption = None,
     timeout: Annotated[
-        float, typer.Option("--timeout", "-t", help="Kill the command after this many seconds.")
+        float,
+        typer.Option(
+            "--timeout", "-t", min=0.001, help="Kill the command after this many seconds."
+        ),
     ] = 600,
 ) -> None:
     """Run one command inside the sandbox of the project (stdin and the terminal are kept).

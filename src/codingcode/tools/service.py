@@ -13,8 +13,8 @@ from codingcode.errors import (
     AgentError,
     CancelledError,
     InvalidArgumentsError,
-    NotFoundError,
     ToolFailureError,
+    UnknownToolError,
 )
 from codingcode.tools.definition import ToolDefinition, ToolExecCtx
 
@@ -55,7 +55,7 @@ class ToolService:
         try:
             return self._tools[name]
         except KeyError:
-            raise NotFoundError(self._unknown_tool_message(name)) from None
+            raise UnknownToolError(self._unknown_tool_message(name)) from None
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
