@@ -356,6 +356,9 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
         ):
             yield from _code_text_findings(w.text)
             continue
+        if prog in AWK_LIKE and not w.text.startswith("-"):
+            # awk's program is a plain argument, and system() / `| "cmd"` run commands
+            yield from _code_text_findings(w.text)
         for rid, why in _word_paths(w, cwd, f"{prog or 'the command'} argument"):
             if rid in ("R6", "R7") and prog in METADATA_ONLY:
                 continue
@@ -409,6 +412,10 @@ def _ancestor_findings(prog: str, args: Iterable[shell.Word], cwd: str) -> Itera
                 yield "R7", f"{prog} reads {w.text} recursively, /etc/passwd included"
             elif hidden_too and (home == path or home.startswith(path.rstrip("/") + "/")):
                 yield "R8", f"{prog} reads {w.text} recursively, ~/.ssh included"
+
+
+#: Programs whose first plain argument is a program text that can run commands.
+AWK_LIKE = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 
 
 def _code_text_findings(code: str) -> Iterator[Finding]:

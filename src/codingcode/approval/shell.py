@@ -401,14 +401,19 @@ class _Walker:
             for child in node.named_children:
                 self.visit(child, ctx)
 
-    def note_assignment(self, name: str) -> None:
+    def note_assignment(self, name: str, *, prefix: bool = False) -> None:
+        if name == "IFS" and not prefix:  # `IFS= read -r line` changes only that command
+            # Word splitting of every later unquoted expansion now depends on it: what
+            # `$x` becomes as a command line is no longer what the analysis sees.
+            self.out.opaque.append("IFS is changed, so how words split is only known at run time")
         if name in RISKY_VARIABLES or name.startswith(("LD_", "DYLD_", "GIT_CONFIG")):
             self.out.risky_assignments.append(name)
 
     def assignment(self, node: Any, ctx: _Ctx) -> None:
         name = node.child_by_field_name("name")
         if name is not None:
-            self.note_assignment(self.t(name))
+            prefix = node.parent is not None and node.parent.type == "command"
+            self.note_assignment(self.t(name), prefix=prefix)
         value = node.child_by_field_name("value")
         w = self.word(value, ctx) if value is not None else literal_word("")
         if name is not None:
@@ -524,10 +529,11 @@ class _Walker:
         """Record ``cmd`` and look through it: wrappers, nested shells, eval, find -exec."""
         out = self.out
         for name, _ in cmd.assigns:
-            self.note_assignment(name)
+            # before a program the assignment is that program's alone
+            self.note_assignment(name, prefix=bool(cmd.argv))
         if cmd.program == "env":
             for name in _env_assignments(cmd):
-                self.note_assignment(name)
+                self.note_assignment(name, prefix=True)
         if ctx.depth > MAX_DEPTH:
             out.opaque.append("commands are nested too deeply to follow")
             out.commands.append(cmd)
