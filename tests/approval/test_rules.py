@@ -204,7 +204,12 @@ _token = st.from_regex(r"[a-z][a-z0-9._-]{0,6}", fullmatch=True)
 def test_prefix_rule_matches_exactly_its_program(prog: str, args: list[str], other: str) -> None:
     from codingcode.approval.presets import PRIVILEGE, SHUTDOWN
 
-    special = PRIVILEGE | SHUTDOWN | {"init", "telinit", "chmod", "rm", "find", "systemd-run"}
+    # bash's reserved words are not programs: `if a` is a syntax error (asked), not a command
+    reserved = {"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while",
+                "until", "do", "done", "in", "function", "time", "coproc"}  # fmt: skip
+    special = (
+        PRIVILEGE | SHUTDOWN | reserved | {"init", "telinit", "chmod", "rm", "find", "systemd-run"}
+    )
     assume(prog not in special and other not in special)
     project = Path("/p")
     rules = [Rule(f"execute_command({prog} *)", "allow")]
