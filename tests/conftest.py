@@ -8,8 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from codingcode.tools import ToolExecCtx, ToolService
+
+# CI runs the same examples every time (a failure reproduces; a green run stays green);
+# HYPOTHESIS_PROFILE=explore draws fresh ones locally.
+settings.register_profile("ci", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)
