@@ -12,8 +12,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
+
 from codingcode.errors import DeniedError
-from codingcode.tools.definition import ToolExecCtx
+from codingcode.tools.definition import ToolDefinition, ToolExecCtx
 from codingcode.tools.service import ToolService, validate_arguments
 
 if TYPE_CHECKING:
@@ -50,10 +52,21 @@ class ToolRunner:
         self, name: str, args: Any, ctx: ToolExecCtx | None = None, *, dry_run: bool = False
     ) -> Decision:
         """Validate ``args`` and ask the pipeline; runs nothing."""
-        from codingcode.approval.pipeline import ToolCall
-
         ctx = ctx or self.context()
         definition, model = self.service.validate(name, args)
+        return await self._decide(name, definition, model, ctx, dry_run=dry_run)
+
+    async def _decide(
+        self,
+        name: str,
+        definition: ToolDefinition,
+        model: BaseModel,
+        ctx: ToolExecCtx,
+        *,
+        dry_run: bool = False,
+    ) -> Decision:
+        from codingcode.approval.pipeline import ToolCall
+
         if self.pipeline is None:
             raise RuntimeError("this runner has no approval pipeline")
         call = ToolCall(
@@ -77,7 +90,7 @@ class ToolRunner:
             ctx = replace(ctx, launcher=self.launcher)
         definition, model = self.service.validate(name, args)
         if self.pipeline is not None:
-            decision = await self.decide(name, args, ctx)
+            decision = await self._decide(name, definition, model, ctx)
             if not decision.allowed:
                 raise DeniedError(f"{name} was denied: {decision.reason}")
             # Exactly the approved arguments run (a hook may have changed them).
