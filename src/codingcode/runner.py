@@ -78,7 +78,10 @@ class ToolRunner:
             mode=self.mode,
             # An MCP tool's read-only annotation is set only from a server the settings
             # mark trusted (codingcode.mcp.client); built-ins go by the fixed list (A2).
-            read_only_hint=":" in name and definition.annotations.read_only,
+            read_only_hint=definition.origin.kind == "mcp" and definition.annotations.read_only,
+            arg_roles=definition.arg_roles,
+            effects=definition.effects,
+            origin=definition.origin,
         )
         return await self.pipeline.decide(call, dry_run=dry_run)
 
@@ -93,8 +96,10 @@ class ToolRunner:
             decision = await self._decide(name, definition, model, ctx)
             if not decision.allowed:
                 raise DeniedError(f"{name} was denied: {decision.reason}")
-            # Exactly the approved arguments run (a hook may have changed them).
+            # Exactly the approved arguments run (a hook may have changed them), with exactly
+            # the capabilities the approval granted (the sandbox builds the call from them).
             model = validate_arguments(definition, decision.args)
+            ctx = replace(ctx, capabilities=decision.capabilities)
         return await self.service.execute(definition, model, ctx)
 
 
