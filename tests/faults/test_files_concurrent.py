@@ -22,39 +22,45 @@ pytestmark = pytest.mark.anyio
 
 APPENDER = """
 import sys, time
-path, n = sys.argv[1], int(sys.argv[2])
+path, n, hold = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "hold"
+log = open(path, "a", buffering=1) if hold else None  # like a logger's open file
 for i in range(n):
-    with open(path, "a") as f:  # like `echo line >> file` in a shell loop
-        f.write(f"appended {i}\\n")
+    if hold:
+        log.write(f"appended {i}\\n")
+    else:
+        with open(path, "a") as f:  # like `echo line >> file` in a shell loop
+            f.write(f"appended {i}\\n")
     if i % 50 == 0:
         time.sleep(0.001)
 """
 
 
-def start_appender(path: Path, n: int) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", APPENDER, str(path), str(n)])
+def start_appender(path: Path, n: int, how: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", APPENDER, str(path), str(n), how])
 
 
+@pytest.mark.parametrize("how", ["reopen", "hold"])
 async def test_edits_never_lose_lines_another_process_appends(
-    service: ToolService, ctx: ToolExecCtx, project: Path
+    service: ToolService, ctx: ToolExecCtx, project: Path, how: str
 ) -> None:
+    """Edits that grow and shrink the file, while lines are appended by a process that
+    opens the file for each line, or keeps it open (then the edit is written in place)."""
     n = 3417
     log = project / "log.txt"
     log.write_text("counter 0\n" + "".join(f"base {i}\n" for i in range(2000)))
-    proc = start_appender(log, n)
+    proc = start_appender(log, n, how)
+    current = "counter 0\n"
     edits = refused = 0
     try:
         while proc.poll() is None or edits == 0:
             try:
+                new = f"counter {edits + 1}" + "+" * 50 * (edits % 2) + "\n"
                 await service.call(
                     "edit_file",
-                    {
-                        "path": "log.txt",
-                        "old_string": f"counter {edits}\n",
-                        "new_string": f"counter {edits + 1}\n",
-                    },
+                    {"path": "log.txt", "old_string": current, "new_string": new},
                     ctx,
                 )
+                current = new
                 edits += 1
             except AgentError as exc:
                 assert "changing" in exc.message and "unchanged" in exc.message
@@ -63,7 +69,7 @@ async def test_edits_never_lose_lines_another_process_appends(
     finally:
         assert proc.wait(timeout=120) == 0
     lines = log.read_text().splitlines()
-    assert lines[0] == f"counter {edits}"
+    assert lines[0] + "\n" == current
     appended = [line for line in lines if line.startswith("appended ")]
     missing = n - len(set(appended))
     assert missing == 0, f"{missing} of {n} appended lines lost ({edits} edits, {refused} refused)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import contextlib
 import difflib
 import errno
 import fcntl
@@ -450,10 +451,11 @@ def _store(
     """Write ``data`` as the file; True when it was replaced (renamed over), False when
     written in place.
 
-    A rename is atomic, but it would split hard links and give the file our owner: a file
-    with other hard links, or one whose owner we cannot set (not root), is written in place.
+    A rename is atomic, but it would split hard links, give the file our owner, and leave
+    a process that has the file open for writing (a logger appending to it) writing to the
+    old, unlinked copy. Such files are written in place instead.
     """
-    if like is not None and like.st_nlink > 1:
+    if like is not None and (like.st_nlink > 1 or _open_for_writing_elsewhere(dir_fd, name)):
         _write_in_place(dir_fd, name, data, like, old, check)
         return False
     try:
@@ -469,6 +471,34 @@ def _store(
     return False
 
 
+_F_SETLEASE: int | None = getattr(fcntl, "F_SETLEASE", None)
+
+
+def _open_for_writing_elsewhere(dir_fd: int, name: str) -> bool:
+    """True when some other descriptor has the file open for writing.
+
+    Linux grants a read lease only on a file nobody has open for writing: asking for one
+    (and dropping it at once) is the probe. Where leases are not available (another OS,
+    a file system without them, a file we do not own and no CAP_LEASE) the answer is False.
+    """
+    if _F_SETLEASE is None:
+        return False
+    try:
+        fd = os.open(name, os.O_RDONLY | _OPEN_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_RDLCK)
+        except OSError as exc:
+            return exc.errno == errno.EAGAIN
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_UNLCK)
+        return False
+    finally:
+        os.close(fd)
+
+
 def _write_in_place(
     dir_fd: int,
     name: str,
@@ -479,8 +509,9 @@ def _write_in_place(
 ) -> None:
     """Overwrite the file's own inode (links, owner, mode and ACLs stay as they are).
 
-    Space is reserved first, so a full disk fails before a byte changes; any failure while
-    writing puts the old bytes back.
+    Space is reserved first, so a full disk fails before a byte changes, and the file is
+    at its new length at once, so bytes another process appends meanwhile land after the
+    new content and are kept there. A failure while writing puts the old bytes back.
     """
     fd = os.open(name, os.O_RDWR | _OPEN_FLAGS, dir_fd=dir_fd)
     try:
@@ -499,7 +530,12 @@ def _write_in_place(
                     if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
                         raise
             write_all(fd, data, 0)
-            os.ftruncate(fd, len(data))
+            end = max(len(old), len(data))
+            if len(data) < end:  # shrunk: move what was appended meanwhile, then cut
+                now = os.fstat(fd).st_size
+                extra = _read_range(fd, end, now)
+                write_all(fd, extra, len(data))
+                os.ftruncate(fd, len(data) + len(extra))
             os.fsync(fd)
         except BaseException:
             try:
@@ -511,6 +547,12 @@ def _write_in_place(
             raise
     finally:
         os.close(fd)
+
+
+def _read_range(fd: int, start: int, end: int) -> bytes:
+    return b"".join(
+        os.pread(fd, min(_CHUNK, end - off), off) for off in range(start, max(start, end), _CHUNK)
+    )
 
 
 # -- edit_file -------------------------------------------------------------------------
@@ -696,9 +738,7 @@ def _carry_over_appends(dir_fd: int, name: str, old_fd: int, size: int) -> None:
         now = os.fstat(old_fd).st_size
         if now <= size:
             return
-        extra = b"".join(
-            os.pread(old_fd, min(_CHUNK, now - off), off) for off in range(size, now, _CHUNK)
-        )
+        extra = _read_range(old_fd, size, now)
         fd = os.open(name, os.O_WRONLY | os.O_APPEND | _OPEN_FLAGS, dir_fd=dir_fd)
         try:
             write_all(fd, extra)
