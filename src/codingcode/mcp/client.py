@@ -53,7 +53,7 @@ from codingcode.mcp.config import (
     StdioEntry,
 )
 from codingcode.process import Launcher
-from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx, ToolOrigin
 from codingcode.tools.service import ToolService
 
 #: Pages of tools/list we follow before deciding a server's cursor never ends.
@@ -631,6 +631,7 @@ class ServerConnection:
             deferred=deferred,
             json_schema=schema,
             annotations=_annotations(tool, self.config.entry.trusted),
+            origin=ToolOrigin("mcp", self.name),
         )
 
 

@@ -26,7 +26,7 @@ from codingcode.errors import (
     ToolFailureError,
 )
 from codingcode.tools.builtin.safe_path import EscapeError, Located, is_within, kind_of, located
-from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
 READ_DEFAULT_LIMIT = 200
 READ_MAX_LIMIT = 500
@@ -762,6 +762,9 @@ def fs_tools() -> list[ToolDefinition]:
             parameters=ReadFileArgs,
             execute=read_file,
             annotations=ToolAnnotations(read_only=True, idempotent=True),
+            arg_roles={"path": "path"},
+            effects=frozenset({"reads"}),
+            origin=BUILTIN,
         ),
         ToolDefinition(
             name="write_file",
@@ -773,6 +776,9 @@ def fs_tools() -> list[ToolDefinition]:
             parameters=WriteFileArgs,
             execute=write_file,
             annotations=ToolAnnotations(destructive=True, idempotent=True),
+            arg_roles={"path": "path", "content": "content"},
+            effects=frozenset({"writes"}),
+            origin=BUILTIN,
         ),
         ToolDefinition(
             name="edit_file",
@@ -784,5 +790,8 @@ def fs_tools() -> list[ToolDefinition]:
             parameters=EditFileArgs,
             execute=edit_file,
             annotations=ToolAnnotations(destructive=True),
+            arg_roles={"path": "path", "old_string": "text", "new_string": "content"},
+            effects=frozenset({"reads", "writes"}),
+            origin=BUILTIN,
         ),
     ]
