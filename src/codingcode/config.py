@@ -157,6 +157,24 @@ def load_settings(project: Path) -> Settings:
     return settings
 
 
+def audit_required(settings: Settings) -> bool:
+    """Whether calls must be refused when the audit log cannot record them.
+
+    ``"audit": {"required": true}`` in any settings file: a restriction, so a project file
+    may set it too, and a later file cannot lift what an earlier one required.
+    """
+    required = False
+    for f, value in settings.sources("audit"):
+        flag = value.get("required", False) if isinstance(value, dict) else value
+        if not isinstance(value, dict) or not isinstance(flag, bool):
+            raise SettingsError(
+                f'Invalid settings in {f.path}: "audit" must be an object such as '
+                '{"required": true} (required: true or false).'
+            )
+        required |= flag
+    return required
+
+
 def untrusted_note(ignored: list[str], project: Path) -> str:
     """The one line that says which project grants were ignored and how to trust them."""
     shown = "; ".join(ignored[:5]) + (f"; and {len(ignored) - 5} more" if len(ignored) > 5 else "")

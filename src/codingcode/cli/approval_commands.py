@@ -225,8 +225,20 @@ def register(app: typer.Typer) -> None:
         tool: Annotated[str | None, typer.Option("--tool", help="Only this tool (a glob).")] = None,
         limit: Annotated[int, typer.Option("--limit", min=1, help="At most N records.")] = 50,
         as_json: Annotated[bool, typer.Option("--json", help="JSON lines.")] = False,
+        calls: Annotated[
+            bool,
+            typer.Option(
+                "--calls",
+                help="One record per call: its final decision and outcome (ran, failed, "
+                "cancelled, denied), exit code, duration and result size.",
+            ),
+        ] = False,
+        outcome: Annotated[
+            str | None,
+            typer.Option("--outcome", help="With --calls: only ran, failed, cancelled or denied."),
+        ] = None,
     ) -> None:
-        """The approval audit log: one record per layer decision, newest last."""
+        """The approval audit log: one record per layer decision (or per call), newest last."""
         import datetime
 
         from codingcode.approval.audit import AuditLog
@@ -235,7 +247,15 @@ def register(app: typer.Typer) -> None:
         decisions = ("allow", "deny", "ask", "continue")
         if decision is not None and decision not in decisions:
             fail(f"--decision {decision!r} is not one of: {', '.join(decisions)}.")
+        outcomes = ("ran", "failed", "cancelled", "denied")
+        if outcome is not None and (outcome not in outcomes or not calls):
+            fail(f"--outcome goes with --calls and is one of: {', '.join(outcomes)}.")
         log = AuditLog()
+        if calls:
+            if decision is not None:
+                fail("--decision filters the layer records; with --calls use --outcome.")
+            _print_calls(log.query_calls(outcome=outcome, tool=tool, limit=limit), as_json)
+            return
         records = log.query(decision=decision, tool=tool, limit=limit)
         for r in records:
             if as_json:
@@ -248,6 +268,33 @@ def register(app: typer.Typer) -> None:
             )
         if not records and not as_json:
             typer.echo("no audit records", err=True)
+
+
+def _print_calls(records: list[Any], as_json: bool) -> None:
+    import datetime
+
+    for r in records:
+        if as_json:
+            typer.echo(json.dumps(r.to_json(), ensure_ascii=False))
+            continue
+        when = datetime.datetime.fromtimestamp(r.time).strftime("%Y-%m-%d %H:%M:%S")
+        facts = []
+        if r.exit_code is not None:
+            facts.append(f"exit {r.exit_code}")
+        if r.error_kind:
+            facts.append(r.error_kind)
+        if r.duration_ms is not None:
+            facts.append(f"{r.duration_ms / 1000:.3f}s")
+        if r.result_bytes is not None:
+            facts.append(f"{r.result_bytes} bytes")
+        by = f"{r.decision} by {r.layer}" + (f" [{r.rule}]" if r.rule else "")
+        detail = f": {r.detail}" if r.detail else ""
+        typer.echo(
+            f"{when}  {r.session}#{r.turn}  {r.tool:16} {r.outcome:9} {by}"
+            f"{'  (' + ', '.join(facts) + ')' if facts else ''}{detail}"
+        )
+    if not records and not as_json:
+        typer.echo("no call records", err=True)
 
 
 def _scope_path(scope: str, project: Path) -> Path:
