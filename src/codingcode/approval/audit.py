@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from codingcode.approval.pipeline import Decision
 
 MAX_VALUE_CHARS = 200
+#: Nesting deeper than this is stored as a note (a record stays small and readable).
+MAX_DEPTH = 20
 #: After a failure, the database is tried again after this many seconds (not on every call:
 #: a lock held for minutes must not cost every call the busy timeout).
 RETRY_AFTER_S = 30.0
@@ -150,16 +152,18 @@ def safe_text(text: str) -> str:
     return text
 
 
-def shorten(value: Any, limit: int = MAX_VALUE_CHARS) -> Any:
-    """Arguments as stored: long strings cut with their full length said."""
+def shorten(value: Any, limit: int = MAX_VALUE_CHARS, depth: int = 0) -> Any:
+    """Arguments as stored: long strings cut with their full length said, deep nesting cut."""
     if isinstance(value, str):
         if len(value) <= limit:
             return value
         return value[:limit] + f"... [{len(value)} characters]"
+    if isinstance(value, (dict, list)) and depth >= MAX_DEPTH:
+        return f"... [nested deeper than {MAX_DEPTH} levels]"
     if isinstance(value, dict):
-        return {k: shorten(v, limit) for k, v in value.items()}
+        return {k: shorten(v, limit, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        shown = [shorten(v, limit) for v in value[:20]]
+        shown = [shorten(v, limit, depth + 1) for v in value[:20]]
         if len(value) > 20:
             shown.append(f"... [{len(value)} items]")
         return shown

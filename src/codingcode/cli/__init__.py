@@ -138,3 +138,10 @@ def run() -> None:
     except KeyboardInterrupt:
         typer.echo("Interrupted.", err=True)
         sys.exit(130)
+    except RecursionError:
+        # The last net under input nested deeper than Python can follow (a JSON file of a
+        # part that does not say so itself): one line, bad input.
+        typer.echo(
+            "error: the input is nested too deeply to read (a JSON file or argument).", err=True
+        )
+        sys.exit(2)

@@ -187,11 +187,20 @@ def register(app: typer.Typer) -> None:
             fail(f"unknown action {action!r}; choose allow, ask or deny.")
         root = project_dir(project)
         path = _scope_path(scope, root)
+        _check_writable()
+        created = not path.exists()
         try:
             added = add_rule(path, action, rule, priority, project=root)  # type: ignore[arg-type]
         except RuleSyntaxError as exc:
             fail(f"invalid rule {rule!r}: {exc}.")
             return
+        except OSError as exc:
+            fail(f"cannot write {path}: {exc.strerror or exc}; it was left as it was.", code=1)
+            return
+        if created:
+            from codingcode.config import ignore_local_settings
+
+            ignore_local_settings(path)
         typer.echo(f"{'added' if added else 'already there'}: {action} {rule} ({path})")
 
     @rules_app.command("remove")
@@ -212,7 +221,12 @@ def register(app: typer.Typer) -> None:
             )
         root = project_dir(project)
         path = _scope_path(scope, root)
-        removed = remove_rule(path, rule, project=root)
+        _check_writable()
+        try:
+            removed = remove_rule(path, rule, project=root)
+        except OSError as exc:
+            fail(f"cannot write {path}: {exc.strerror or exc}; it was left as it was.", code=1)
+            return
         if not removed:
             fail(f"no rule {rule!r} in {path} (see `codingcode rules list`).", code=1)
         typer.echo(f"removed {removed} entr{'y' if removed == 1 else 'ies'}: {rule} ({path})")
@@ -270,6 +284,14 @@ def register(app: typer.Typer) -> None:
             typer.echo("no audit records", err=True)
 
 
+def _check_writable() -> None:
+    """Before a settings file changes: its trust record must be able to follow (else nothing
+    is written, instead of a rule saved whose file then counts as changed)."""
+    from codingcode.trust import TrustStore
+
+    TrustStore().check_writable()
+
+
 def _print_calls(records: list[Any], as_json: bool) -> None:
     import datetime
 
@@ -310,6 +332,7 @@ def _scope_path(scope: str, project: Path) -> Path:
 
 
 async def _batch(runner: Any, default_mode: str | None) -> None:
+    from codingcode.config import MAX_JSON_DEPTH
     from codingcode.modes import PERMISSION_MODES
 
     out = sys.stdout
@@ -317,7 +340,12 @@ async def _batch(runner: Any, default_mode: str | None) -> None:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            try:
+                item = json.loads(line)
+            except RecursionError:
+                raise ValueError(
+                    f"the line is nested too deeply to read (keep it under {MAX_JSON_DEPTH} levels)"
+                ) from None
             if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
                 raise ValueError(
                     'each line must be an object with "tool", "args" and optionally "mode"'
