@@ -64,6 +64,8 @@ class ToolCall:
     arg_roles: dict[str, ArgRole] = field(default_factory=dict)
     effects: frozenset[Effect] | None = None
     origin: ToolOrigin = field(default_factory=ToolOrigin)
+    #: Links this call's audit records (one per layer) to its outcome; "" when not run.
+    call_id: str = ""
 
     @property
     def cwd(self) -> Path:
