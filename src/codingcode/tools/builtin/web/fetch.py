@@ -25,6 +25,7 @@ from codingcode.errors import (
     ToolFailureError,
     ToolTimeoutError,
 )
+from codingcode.tools.builtin.web.convert import Converted, convert_html, html_to_markdown
 from codingcode.tools.builtin.web.settings import FetchSettings, _Strict, load_web_settings
 from codingcode.tools.builtin.web.ssrf import IPAddress, resolve_checked
 from codingcode.tools.definition import ToolExecCtx
@@ -107,65 +108,6 @@ def _size_text(n: int) -> str:
         if size < 1024 or unit == "GB":
             break
     return f"{size:.1f} {unit}"
-
-
-def html_to_markdown(html: str) -> str:
-    import markdownify
-
-    text: str = markdownify.markdownify(html, heading_style="ATX")
-    lines = [line.rstrip() for line in text.splitlines()]
-    out: list[str] = []
-    for line in lines:
-        if not line and out and not out[-1]:
-            continue
-        out.append(line)
-    return "\n".join(out).strip()
-
-
-def _strip_invisible(html: str) -> str:
-    """Remove elements whose text is not content (scripts, styles) before converting."""
-    from html.parser import HTMLParser
-
-    skip_tags = {"script", "style", "noscript", "template"}
-
-    class _Filter(HTMLParser):
-        def __init__(self) -> None:
-            super().__init__(convert_charrefs=False)
-            self.parts: list[str] = []
-            self.depth = 0
-
-        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-            if tag in skip_tags:
-                self.depth += 1
-            elif not self.depth:
-                self.parts.append(self.get_starttag_text() or "")
-
-        def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-            if not self.depth:
-                self.parts.append(self.get_starttag_text() or "")
-
-        def handle_endtag(self, tag: str) -> None:
-            if tag in skip_tags:
-                self.depth = max(0, self.depth - 1)
-            elif not self.depth:
-                self.parts.append(f"</{tag}>")
-
-        def handle_data(self, data: str) -> None:
-            if not self.depth:
-                self.parts.append(data)
-
-        def handle_entityref(self, name: str) -> None:
-            if not self.depth:
-                self.parts.append(f"&{name};")
-
-        def handle_charref(self, name: str) -> None:
-            if not self.depth:
-                self.parts.append(f"&#{name};")
-
-    parser = _Filter()
-    parser.feed(html)
-    parser.close()
-    return "".join(parser.parts)
 
 
 @dataclass
@@ -336,7 +278,7 @@ def _error_excerpt(data: bytes, media: str) -> str:
         return ""
     text = data.decode("utf-8", "replace").strip()
     if media == "text/html":
-        text = html_to_markdown(_strip_invisible(text))
+        text = html_to_markdown(text)
     return f" Response: {text[:500]}" if text else ""
 
 
@@ -361,10 +303,14 @@ def render_body(body: FetchedBody, max_length: int) -> str:
     text = _decode(data, body.charset)
     media = body.media or "text/plain"
     kind = media
+    #: Set when only a prefix of the page was converted: the Markdown goes on past the cut.
+    partial: Converted | None = None
     if media in ("text/html", "application/xhtml+xml") or (
         not body.media and text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
     ):
-        text = html_to_markdown(_strip_invisible(text))
+        converted = convert_html(text, max_length)
+        text = converted.markdown
+        partial = None if converted.complete else converted
         kind = f"{media}, converted to Markdown"
     elif (media == "application/json" or media.endswith("+json")) and not body.truncated:
         try:
@@ -383,7 +329,14 @@ def render_body(body: FetchedBody, max_length: int) -> str:
         if body.announced
         else f"more than the {_size_text(len(data))} read"
     )
-    if len(text) > max_length:
+    if partial is not None:
+        notes.append(
+            f"[Cut: showing the first {max_length} characters; the page goes on (only the "
+            f"first {_size_text(partial.html_chars)} of its {_size_text(len(data))} of HTML "
+            f"were converted to get them). {more}]"
+        )
+        text = text[:max_length]
+    elif len(text) > max_length:
         total = f"the response is longer ({size})" if body.truncated else f"of {len(text)}"
         if body.truncated:
             notes.append(f"[Cut: showing the first {max_length} characters; {total}. {more}]")
