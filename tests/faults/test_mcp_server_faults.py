@@ -19,8 +19,10 @@ import anyio
 import httpx
 import pytest
 
-from codingcode.mcp.server import build_tool_server, serve_http
+from codingcode.mcp import server as server_module
+from codingcode.mcp.server import McpToolServer, build_tool_server, serve_http
 from mcp import Client
+from tests.mcp.conftest import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 CODINGCODE = str(Path(sys.executable).parent / "codingcode")
@@ -50,9 +52,12 @@ def _closed_by_peer(sock: socket.socket, within: float) -> bool:
 
 @asynccontextmanager
 async def _serving(
-    project: Path, read_timeout_s: float, max_connections: int
+    project: Path,
+    read_timeout_s: float,
+    max_connections: int,
+    server: McpToolServer | None = None,
 ) -> AsyncIterator[tuple[int, io.StringIO]]:
-    server = build_tool_server(project, mode="bypass")
+    server = server or build_tool_server(project, mode="bypass")
     urls: list[str] = []
     announced = anyio.Event()
 
@@ -197,3 +202,34 @@ def test_the_real_command_survives_1100_idle_connections(project: Path, tmp_path
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+async def test_session_state_is_freed_when_the_session_ends(project: Path) -> None:
+    server = build_tool_server(project, mode="bypass")
+    plan = {"plan": [{"step": "look around", "status": "pending"}]}
+    async with _serving(project, read_timeout_s=10, max_connections=50, server=server) as (
+        port,
+        _,
+    ):
+        url = f"http://127.0.0.1:{port}/mcp"
+        for _ in range(3):
+            async with Client(url, mode="legacy") as client:
+                assert not (await client.call_tool("todo_write", plan)).is_error
+                assert len(server.states) == 1  # this session's todo list
+            # The client closed its session (DELETE): its state went with it.
+            await eventually(lambda: not server.states)
+
+
+def test_idle_session_state_is_freed(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    server = build_tool_server(project, mode="bypass")
+    now = [1000.0]
+    monkeypatch.setattr(server_module.time, "monotonic", lambda: now[0])
+    server.session_state("a")
+    now[0] += server_module.SESSION_IDLE_S / 2
+    server.session_state("b")
+    now[0] += server_module.SESSION_IDLE_S / 2 + 1
+    server.session_state("c")  # "a" idled out; "b" has not yet
+    assert set(server.states) == {"b", "c"}
+    for i in range(server_module.MAX_SESSIONS + 50):  # never more than the cap
+        server.session_state(f"s{i}")
+    assert len(server.states) <= server_module.MAX_SESSIONS
