@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from codingcode.approval.confirm import Answer, Confirmer, ConfirmRequest, headless_message
 from codingcode.approval.paths import is_control_file, is_inside
+from codingcode.capabilities import NO_CAPABILITIES, CapabilitySet
+from codingcode.tools.definition import ArgRole, Effect, ToolOrigin
 
 Action = Literal["allow", "deny", "ask", "continue"]
 Final = Literal["allow", "deny", "ask"]
@@ -54,6 +56,12 @@ class ToolCall:
     #: A trusted MCP server says this tool only reads: plan mode keeps it (it still needs
     #: the usual approval), where it refuses every other tool outside the read-only list.
     read_only_hint: bool = False
+    #: What the tool declares about its arguments and effects (ToolDefinition), so that
+    #: approval reads declarations instead of tool names. Empty roles / ``None`` effects:
+    #: nothing declared.
+    arg_roles: dict[str, ArgRole] = field(default_factory=dict)
+    effects: frozenset[Effect] | None = None
+    origin: ToolOrigin = field(default_factory=ToolOrigin)
 
     @property
     def cwd(self) -> Path:
@@ -88,6 +96,8 @@ class Decision:
     #: The arguments that were approved: what runs, exactly (a hook may have changed them).
     args: dict[str, Any]
     layers: list[LayerResult] = field(default_factory=list)
+    #: What an allowed call may do beyond the sandbox's defaults (DESIGN: capabilities).
+    capabilities: CapabilitySet = NO_CAPABILITIES
 
     @property
     def allowed(self) -> bool:

@@ -36,6 +36,7 @@ COMMAND_MODULES = [
     "codingcode.cli.agent_commands",
     "codingcode.cli.sandbox_commands",
     "codingcode.cli.mcp_commands",
+    "codingcode.cli.checkpoint_commands",
 ]
 
 
@@ -74,7 +75,7 @@ def _root(
     Without a command: the interactive agent in this terminal.
     """
     if ctx.invoked_subcommand is None:
-        from codingcode.cli.agent_commands import start_app
+        from codingcode.cli.app import start_app
 
         start_app(project, model, mode)
 

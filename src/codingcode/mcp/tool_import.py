@@ -13,7 +13,7 @@ from typing import Any
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx, ToolOrigin
 
 
 def _args_model(name: str, schema: Mapping[str, Any]) -> type[BaseModel]:
@@ -93,4 +93,5 @@ def tool_definition(
         deferred=deferred,
         json_schema=schema,
         annotations=_annotations(tool, trusted),
+        origin=ToolOrigin("mcp", server),
     )

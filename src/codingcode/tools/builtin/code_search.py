@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from codingcode.errors import InvalidArgumentsError, NotFoundError, ToolFailureError
 from codingcode.process import kill_process_group
 from codingcode.tools.builtin.fs import display_path
-from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
 SEARCH_CODE_DEFAULT = 30
 SEARCH_CODE_MAX = 100
@@ -255,6 +255,9 @@ def search_tools() -> list[ToolDefinition]:
             parameters=SearchCodeArgs,
             execute=search_code,
             annotations=ToolAnnotations(read_only=True, idempotent=True),
+            arg_roles={"pattern": "text", "glob": "glob"},
+            effects=frozenset({"reads"}),
+            origin=BUILTIN,
         ),
         ToolDefinition(
             name="search_files",
@@ -267,5 +270,8 @@ def search_tools() -> list[ToolDefinition]:
             parameters=SearchFilesArgs,
             execute=search_files,
             annotations=ToolAnnotations(read_only=True, idempotent=True),
+            arg_roles={"pattern": "glob", "path": "directory"},
+            effects=frozenset({"reads"}),
+            origin=BUILTIN,
         ),
     ]

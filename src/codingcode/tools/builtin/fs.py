@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from codingcode.atomic import atomic_write_bytes, file_lock
 from codingcode.errors import InvalidArgumentsError, NotFoundError, ToolFailureError
-from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
 READ_DEFAULT_LIMIT = 200
 READ_MAX_LIMIT = 500
@@ -325,6 +325,9 @@ def fs_tools() -> list[ToolDefinition]:
             parameters=ReadFileArgs,
             execute=read_file,
             annotations=ToolAnnotations(read_only=True, idempotent=True),
+            arg_roles={"path": "path"},
+            effects=frozenset({"reads"}),
+            origin=BUILTIN,
         ),
         ToolDefinition(
             name="write_file",
@@ -336,6 +339,9 @@ def fs_tools() -> list[ToolDefinition]:
             parameters=WriteFileArgs,
             execute=write_file,
             annotations=ToolAnnotations(destructive=True, idempotent=True),
+            arg_roles={"path": "path", "content": "content"},
+            effects=frozenset({"writes"}),
+            origin=BUILTIN,
         ),
         ToolDefinition(
             name="edit_file",
@@ -347,5 +353,8 @@ def fs_tools() -> list[ToolDefinition]:
             parameters=EditFileArgs,
             execute=edit_file,
             annotations=ToolAnnotations(destructive=True),
+            arg_roles={"path": "path", "old_string": "text", "new_string": "content"},
+            effects=frozenset({"reads", "writes"}),
+            origin=BUILTIN,
         ),
     ]

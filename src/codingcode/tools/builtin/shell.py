@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from codingcode.errors import CancelledError, InvalidArgumentsError, ToolTimeoutError
 from codingcode.process import CommandResult, run_command
 from codingcode.tools.builtin.fs import display_path
-from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
 TIMEOUT_DEFAULT_MS = 30_000
 #: Ten minutes: long enough for a full build or test run, short enough that a hung
@@ -83,5 +83,8 @@ def shell_tools() -> list[ToolDefinition]:
             parameters=ExecuteCommandArgs,
             execute=execute_command,
             annotations=ToolAnnotations(destructive=True, open_world=True),
+            arg_roles={"command": "command", "cwd": "cwd"},
+            effects=frozenset({"reads", "writes", "runs", "network"}),
+            origin=BUILTIN,
         )
     ]

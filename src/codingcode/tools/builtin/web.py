@@ -35,7 +35,7 @@ from codingcode.errors import (
     ToolFailureError,
     ToolTimeoutError,
 )
-from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
 FETCH_DEFAULT_LENGTH = 100_000
 FETCH_MAX_LENGTH = 500_000
@@ -827,6 +827,9 @@ def web_tools() -> list[ToolDefinition]:
             parameters=FetchUrlArgs,
             execute=fetch_url,
             annotations=ToolAnnotations(read_only=True, idempotent=True, open_world=True),
+            arg_roles={"url": "url"},
+            effects=frozenset({"network"}),
+            origin=BUILTIN,
         ),
         ToolDefinition(
             name="web_search",
@@ -839,5 +842,8 @@ def web_tools() -> list[ToolDefinition]:
             parameters=WebSearchArgs,
             execute=web_search,
             annotations=ToolAnnotations(read_only=True, open_world=True),
+            arg_roles={"query": "text"},
+            effects=frozenset({"network"}),
+            origin=BUILTIN,
         ),
     ]
