@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import anyio
 import pytest
 
 from codingcode.config import Scope
@@ -85,3 +86,50 @@ async def test_a_large_result_is_capped_and_kept_whole_in_a_file(tmp_path: Path)
     assert kept[0].read_text() == "x" * size
     assert f"{size - MAX_RESULT_CHARS:,} more characters" in out
     assert kept[0].stat().st_mode & 0o077 == 0  # private: results can hold secrets
+
+
+async def test_a_lone_surrogate_over_http_fails_at_once_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Over HTTP the SDK's transport parses (strictly) before we see the answer: the call
+    fails at once with the parser's reason instead of waiting for its timeout, and the
+    SDK's log of it is one line, not a traceback."""
+    import subprocess
+
+    from tests.mcp.conftest import free_port, wait_for_port
+
+    port = free_port()
+    server = RAW.parent / "raw_http_server.py"
+    cmd = [sys.executable, str(server), str(port)]
+    url = f"http://127.0.0.1:{port}/mcp"
+    raw = {"type": "http", "url": url, "timeout_ms": 20_000}
+    cfg = parse_server("web", raw, scope=Scope.USER, source=tmp_path / "s.json", env={})
+    async with await anyio.open_process(cmd, stderr=subprocess.DEVNULL) as proc:
+        try:
+            await wait_for_port(port)
+            service = ToolService()
+            async with McpManager([cfg], project=tmp_path, service=service) as m:
+                assert m.servers["web"].state is ServerState.READY, m.servers["web"].error
+                start = time.monotonic()
+                with pytest.raises(ToolFailureError, match="lone leading surrogate"):
+                    await service.call("web:odd", {})
+                assert time.monotonic() - start < 15
+                assert m.servers["web"].state is ServerState.READY
+        finally:
+            proc.terminate()
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+
+
+def test_a_parse_error_handed_over_by_an_sdk_transport_is_recovered() -> None:
+    import mcp_types as types
+    from pydantic import ValidationError
+
+    from codingcode.mcp.transports import recover_message
+
+    data = '{"jsonrpc": "2.0", "id": 4, "result": {"t": "a\\udcffb"}}'
+    with pytest.raises(ValidationError) as caught:
+        types.jsonrpc_message_adapter.validate_json(data, by_name=False)
+    message = recover_message(caught.value)
+    assert message is not None and message.message.result == {"t": "a\ufffdb"}
+    assert recover_message(ValueError("other")) is None

@@ -14,6 +14,7 @@ The work is split by job:
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -67,6 +68,12 @@ class McpManager:
 
     async def __aenter__(self) -> McpManager:
         async with contextlib.AsyncExitStack() as stack:
+            if not logging.getLogger().handlers and not logging.getLogger("mcp").handlers:
+                # Nobody configured logging: the SDK's error logs would print tracebacks
+                # (Python's last-resort handler); one line each, rate-limited, instead.
+                from codingcode.mcp.http_safety import quiet_logging
+
+                stack.callback(quiet_logging(names=("mcp",)))
             tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(tg.cancel_scope.cancel)
             for config in self.configs:

@@ -347,7 +347,8 @@ class ServerConnection:
                     f"{full} failed: MCP server {self.name!r} stopped during the call "
                     f"({why}). It will be started again on the next call."
                 ) from None
-            raise ToolFailureError(f"{full} failed: the server answered: {exc}") from None
+            said = " ".join(str(exc).split())  # one line, whatever the SDK's message holds
+            raise ToolFailureError(f"{full} failed: the server answered: {said[:1000]}") from None
         except ValidationError as exc:
             raise ToolFailureError(
                 f"{full} failed: the server's result does not match the tool's output schema: "

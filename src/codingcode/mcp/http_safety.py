@@ -273,12 +273,14 @@ class OneLineHandler(logging.Handler):
 _QUIET_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "asyncio", "mcp", "starlette")
 
 
-def quiet_logging(stream: TextIO | None = None) -> Callable[[], None]:
-    """Route the server's libraries' logs through one rate-limited one-line handler;
+def quiet_logging(
+    stream: TextIO | None = None, names: tuple[str, ...] = _QUIET_LOGGERS
+) -> Callable[[], None]:
+    """Route the libraries' logs (``names``) through one rate-limited one-line handler;
     returns the function that puts the loggers back as they were."""
     handler = OneLineHandler(stream)
     saved: list[tuple[logging.Logger, list[logging.Handler], bool, int]] = []
-    for name in _QUIET_LOGGERS:
+    for name in names:
         log = logging.getLogger(name)
         saved.append((log, list(log.handlers), log.propagate, log.level))
         for old in list(log.handlers):

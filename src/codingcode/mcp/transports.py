@@ -19,6 +19,31 @@ from codingcode.mcp.config import HttpEntry, McpServerConfig, StdioEntry
 from codingcode.process import DirectLauncher, Launcher
 
 
+def recover_message(exc: Exception) -> Any:
+    """The message an SDK transport failed to parse (it hands us the parse error), parsed
+    our way — lone surrogates and invalid UTF-8 replaced — or None.
+
+    The SDK's HTTP transports parse with pydantic's strict JSON parser, which refuses a
+    lone surrogate escape such as ``"\\udcff"``; the answer would be lost and its call
+    would wait for its timeout.
+    """
+    from pydantic import ValidationError
+
+    from codingcode.mcp.launched_stdio import parse_message
+
+    if not isinstance(exc, ValidationError):
+        return None
+    errors = exc.errors(include_url=False)
+    if not errors or errors[0].get("type") != "json_invalid":
+        return None
+    raw = errors[0].get("input")
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogatepass")
+    if not isinstance(raw, bytes | bytearray):
+        return None
+    return parse_message(bytes(raw))
+
+
 class EofWatchingStream:
     """The read stream of a transport, setting an event when the server's side ends."""
 
@@ -31,10 +56,13 @@ class EofWatchingStream:
 
     async def receive(self) -> Any:
         try:
-            return await self._inner.receive()
+            item = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._ended.set()
             raise
+        if isinstance(item, Exception):
+            return recover_message(item) or item
+        return item
 
     async def aclose(self) -> None:
         await self._inner.aclose()
