@@ -318,6 +318,7 @@ def _write_sync(path: Path, root: str | None, data: bytes, shown: str) -> bool:
     for _ in range(_TRIES):
         with located(str(path), root, create_dirs=True) as loc:
             name = _file_name(loc, shown, "write_file")
+            _refuse_control_file_by_link(path, loc, root, shown, "write_file")
             st = _lstat_at(loc.dir_fd, name)
             if st is not None:
                 if stat.S_ISLNK(st.st_mode):
@@ -416,6 +417,30 @@ class _FsErrors:
             raise ToolFailureError(
                 f"Could not finish {verb} {shown}: {_reason(exc)}. The file is unchanged."
             ) from None
+
+
+def _refuse_control_file_by_link(
+    path: Path, loc: Located, root: str | None, shown: str, tool: str
+) -> None:
+    """A symlink in the project must not turn an ordinary path into one of the files that
+    configure codingcode, git hooks or MCP servers (approval judged the path as named, and
+    the link may have been swapped in after it did)."""
+    if root is None or loc.path == str(path):
+        return
+    from codingcode.approval.paths import CONTROL_FILES  # approval imports the tools
+
+    def control(p: str) -> bool:  # as written: ``loc.path`` has its symlinks resolved
+        rel = os.path.relpath(p, root)
+        return any(rel == c or rel.startswith(c + "/") for c in CONTROL_FILES)
+
+    if control(loc.path) and not control(str(path)):
+        real = printable(os.path.relpath(loc.path, root))
+        raise DeniedError(
+            f"{shown} leads through a symlink to {real}, which configures codingcode, git "
+            f"hooks or MCP servers; {tool} does not change such a file through a symlink. "
+            "Name it directly if it should change (it is then asked about). Nothing was "
+            "written."
+        )
 
 
 def _file_name(loc: Located, shown: str, tool: str) -> str:
@@ -697,6 +722,7 @@ def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> 
             time.sleep(min(0.002 * 2**attempt, 0.1))
         with located(str(path), root) as loc:
             name = _file_name(loc, shown, "edit_file")
+            _refuse_control_file_by_link(path, loc, root, shown, "edit_file")
             st = _lstat_at(loc.dir_fd, name)
             if st is None:
                 raise FileNotFoundError(errno.ENOENT, "No such file", str(path))
