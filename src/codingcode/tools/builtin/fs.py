@@ -337,9 +337,10 @@ def _write_sync(path: Path, root: str | None, data: bytes, shown: str) -> bool:
 # -- shared by write_file and edit_file ---------------------------------------------------
 #: Attempts of one write or edit when the file changes under it (another process).
 _TRIES = 8
-#: A file modified this recently may change again within one timestamp tick: its content
-#: is compared too, not just its size and times (git's "racy" check).
-_RACY_NS = 2_000_000_000
+#: A file modified this shortly before we read it may change again within the same
+#: timestamp tick (mtime unchanged): then its content is compared too, not just its size
+#: and times (git's "racy" check). Generous: timestamp ticks are a few milliseconds.
+_RACY_NS = 100_000_000
 _OPEN_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 
 
@@ -743,6 +744,7 @@ def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> 
                     continue
                 raw = _read_all(fd)
                 seen = os.fstat(fd)
+                seen_at = time.time_ns()
                 if seen.st_size != len(raw):  # grew or shrank while we read it
                     busy = _has_writers(fd)
                     continue
@@ -754,7 +756,7 @@ def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> 
                         data,
                         seen,
                         old=raw,
-                        check=_unchanged_check(loc.dir_fd, name, fd, seen, raw),
+                        check=_unchanged_check(loc.dir_fd, name, fd, seen, seen_at, raw),
                         probe_writers=False,
                     )
                 except _ChangedError as exc:
@@ -769,7 +771,7 @@ def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> 
 
 
 def _unchanged_check(
-    dir_fd: int, name: str, fd: int, seen: os.stat_result, raw: bytes
+    dir_fd: int, name: str, fd: int, seen: os.stat_result, seen_at: int, raw: bytes
 ) -> Callable[[], None]:
     """Raise _ChangedError when the file is no longer what was read (just before writing)."""
 
@@ -787,7 +789,7 @@ def _unchanged_check(
             or now.st_ctime_ns != seen.st_ctime_ns
         ):
             raise _ChangedError
-        if time.time_ns() - now.st_mtime_ns < _RACY_NS and _read_all(fd) != raw:
+        if seen_at - seen.st_mtime_ns < _RACY_NS and _read_all(fd) != raw:
             raise _ChangedError
 
     return check
