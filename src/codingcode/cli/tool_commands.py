@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from codingcode.config import MAX_JSON_DEPTH
 from codingcode.modes import PERMISSION_MODES
 
 #: Shared by every command that acts on a project.
@@ -37,6 +38,8 @@ def parse_args_json(text: str) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         fail(f"ARGS_JSON is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).")
+    except RecursionError:
+        fail(f"ARGS_JSON is nested too deeply to read (keep it under {MAX_JSON_DEPTH} levels).")
     if not isinstance(value, dict):
         fail(
             f'ARGS_JSON must be a JSON object such as \'{{"path": "README.md"}}\', got {type(value).__name__}.'
