@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from pydantic import BaseModel
 
 from codingcode.errors import AgentError, DeniedError
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from codingcode.approval.hooks import HookBus
     from codingcode.approval.pipeline import ApprovalPipeline, Decision, ToolCall
     from codingcode.approval.rules import Policy
+    from codingcode.checkpoints.recorder import CheckpointRecorder
 
 
 @dataclass
@@ -38,6 +40,8 @@ class ToolRunner:
     pipeline: ApprovalPipeline | None = None
     #: What untrusted project files would have granted and was ignored (for a notice).
     ignored_grants: list[str] = field(default_factory=list)
+    #: Takes a checkpoint before every call that can change the project (None: none).
+    checkpoints: CheckpointRecorder | None = None
     #: Where each call's outcome is recorded (the pipeline records each layer's decision).
     audit: AuditLog | None = None
     _turn: int = field(default=0, init=False)
@@ -108,7 +112,7 @@ class ToolRunner:
             ctx = replace(ctx, launcher=self.launcher)
         definition, model = self.service.validate(name, args)
         if self.pipeline is None:
-            return await self.service.execute(definition, model, ctx)
+            return await self._execute(definition, model, ctx)
         from codingcode.approval.audit import CallTracker, safe_text
 
         # Record: the call's outcome (ran, failed, cancelled, denied) joins its layer records.
@@ -126,7 +130,7 @@ class ToolRunner:
                 model = validate_arguments(definition, decision.args)
                 ctx = replace(ctx, capabilities=decision.capabilities)
                 track.started()
-                result = await self.service.execute(definition, model, ctx)
+                result = await self._execute(definition, model, ctx)
                 track.finished(result)
         except AgentError as exc:
             # A lone surrogate (a non-UTF-8 file name in an argument) must not break whoever
@@ -134,6 +138,19 @@ class ToolRunner:
             exc.message = safe_text(exc.message)
             raise
         return safe_text(result)
+
+    async def _execute(self, definition: ToolDefinition, model: BaseModel, ctx: ToolExecCtx) -> str:
+        """Run: with a checkpoint first when the call can change the project."""
+        if self.checkpoints is None:
+            return await self.service.execute(definition, model, ctx)
+        point = await self.checkpoints.before(
+            definition, model.model_dump(mode="json"), ctx.session_id, ctx.turn_id
+        )
+        try:
+            return await self.service.execute(definition, model, ctx)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.checkpoints.after(point)
 
 
 def build_runner(
@@ -149,6 +166,7 @@ def build_runner(
     policy: Policy | None = None,
     launcher: Any = None,
     assume_trusted: bool = False,
+    checkpoints: bool = False,
 ) -> ToolRunner:
     """The runner every front end uses for a project: its settings, approval and sandbox.
 
@@ -156,7 +174,8 @@ def build_runner(
     ``confirmer=None`` is a headless run: an ask becomes a deny saying how to allow it.
     Allow rules, hooks and a looser defaultMode from project files apply only when the user
     trusted those files (``SettingsFile.trusted``); ``trust_project_grants=False`` ignores
-    them regardless. Deny and ask rules always apply.
+    them regardless. Deny and ask rules always apply. ``checkpoints=True`` (agent sessions)
+    checkpoints the project before every call that can change it, as the settings say.
     """
     from codingcode.approval.audit import AuditLog
     from codingcode.approval.hooks import POST_APPROVAL, HookBus
@@ -201,4 +220,9 @@ def build_runner(
 
         launcher = SandboxService.for_project(project, trust_project=trust_project_grants)
     runner.launcher = launcher
+    if checkpoints:
+        from codingcode.checkpoints.recorder import recorder_for
+        from codingcode.config import user_state_dir
+
+        runner.checkpoints = recorder_for(project, settings, user_state_dir())
     return runner

@@ -31,6 +31,8 @@ READ_ONLY_TOOLS = frozenset(
         "web_search",
         "dispatch_agent",
         "todo_write",
+        # Reads what a background command of this session printed (it started approved).
+        "command_output",
     }
 )
 #: M2: what acceptEdits passes when every path it names is inside the project.

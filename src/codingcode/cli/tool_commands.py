@@ -99,6 +99,9 @@ def register(app: typer.Typer) -> None:
             from codingcode.mcp.client import open_project_mcp
 
             async with open_project_mcp(root, runner.service) as mcp:
+                missing = mcp.unavailable(name)  # its server never started: say why, once
+                if missing is not None:
+                    raise missing
                 for line in mcp.notes():
                     typer.echo(line, err=True)
                 return await runner.run(name, args)
