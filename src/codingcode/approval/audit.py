@@ -339,7 +339,8 @@ class AuditLog:
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
 
     def _write(self, sql: str, row: tuple[Any, ...]) -> bool:
