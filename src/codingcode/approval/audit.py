@@ -145,6 +145,8 @@ def safe_text(text: str) -> str:
     them; a model's JSON may escape one); SQLite, JSON output and the model's wire format
     all need valid UTF-8. Inside JSON text the escape is read back as the same character.
     """
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
