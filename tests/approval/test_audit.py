@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from codingcode.approval.audit import (
@@ -194,7 +195,12 @@ def test_reported_exit_code() -> None:
 
 
 # -- properties: any text, surrogates included, is stored and read back ------------------------
-texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=30)
+surrogates = st.integers(0xD800, 0xDFFF).map(chr)
+#: A high surrogate then a low one, as two code points: their escapes read back as the one
+#: character they encode (JSON's rule). Such strings come only from Python code: decoding
+#: bytes with surrogateescape yields low surrogates alone, a model's JSON joins pairs.
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+texts = st.text(st.characters() | surrogates, max_size=30)
 
 
 @given(texts)
@@ -217,12 +223,14 @@ def test_safe_text_is_valid_and_keeps_valid_text(text: str) -> None:
     )
 )
 def test_json_through_safe_text_reads_back_the_same(value: Any) -> None:
+    assume(not _PAIR.search(json.dumps(value, ensure_ascii=False)))
     assert json.loads(safe_text(json.dumps(value, ensure_ascii=False))) == value
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.dictionaries(texts, texts, max_size=4), texts)
 def test_any_arguments_round_trip_through_the_log(args: dict[str, str], reason: str) -> None:
+    assume(not _PAIR.search(json.dumps(args, ensure_ascii=False)))
     with tempfile.TemporaryDirectory() as tmp:
         log = AuditLog(Path(tmp) / "p.db")
         log.record(ToolCall("t", args, Path(tmp)), LayerResult("L", "deny", reason), 1.0)
