@@ -306,7 +306,7 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
         runs: list[shell.Word] = []
         if (
             prog in shell.SHELLS
-            or (prog is not None and shell._interpreter(prog))
+            or (prog is not None and shell.is_interpreter(prog))
             or prog in shell.SOURCE_BUILTINS
         ):
             runs = [w for w in args if not w.text.startswith("-")][:1]
@@ -329,7 +329,7 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
             continue
         yield from _word_paths(t, cwd, f"the redirect {r.op}")
     # an interpreter reading its script from a here-doc / here-string / echo
-    if prog is not None and shell._interpreter(prog) and c.stdin is not None and c.stdin.text:
+    if prog is not None and shell.is_interpreter(prog) and c.stdin is not None and c.stdin.text:
         yield from _code_text_findings(c.stdin.text)
     # R6–R8 through a recursive read of a directory that holds the protected files
     if prog is not None and _reads_recursively(prog, args) and cwd is not None:
@@ -341,8 +341,8 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
     if c.argv and "/" in c.argv[0].text:
         checked.insert(0, c.argv[0])
     code_flags = (
-        shell._code_flags(prog)
-        if prog and (prog in shell.SHELLS or shell._interpreter(prog))
+        shell.code_flags(prog)
+        if prog and (prog in shell.SHELLS or shell.is_interpreter(prog))
         else ()
     )
     for i, w in enumerate(checked):
@@ -350,7 +350,7 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
             continue
         if (
             prog is not None
-            and shell._interpreter(prog)
+            and shell.is_interpreter(prog)
             and i > 0
             and checked[i - 1].text in code_flags
         ):

@@ -1,5 +1,4 @@
-"""Shell command analysis for rules: parse, resolve, split into every simple command.
-
+"""
 A rule about ``sudo`` must see it in ``s\\udo id``, ``bash -c 'sudo id'``, ``x=$(sudo id)``,
 ``env FOO=1 nohup sudo id``, ``find . -exec sudo rm {} \\;`` and ``echo 'sudo id' | sh``, and
 must *not* see it in ``git commit -m "drop sudo"``. So commands are parsed with the real
@@ -13,239 +12,45 @@ something dynamic, a parse error) is reported as *opaque*: the rules then ask, n
 
 from __future__ import annotations
 
-import posixpath
 import re
-import shlex
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, cast
 
 from codingcode.approval.paths import has_glob, home_dir, lexical
-
-#: Stands for a part of a word only known at run time.
-DYN = "\x00"
-MAX_DEPTH = 12
-MAX_COMMAND_CHARS = 100_000
-
-SHELLS = frozenset(
-    {
-        "sh",
-        "bash",
-        "dash",
-        "zsh",
-        "ksh",
-        "mksh",
-        "ash",
-        "yash",
-        "posh",
-        "rbash",
-        "fish",
-        "csh",
-        "tcsh",
-    }
+from codingcode.approval.shell.expand import (
+    decode_ansi_c,
+    expand_braces,
+    expand_tilde,
+    fallback_words,
+    unescape_double,
+    unescape_unquoted,
 )
-#: Interpreters that run a script given as code, a file, or on stdin.
-INTERPRETERS = frozenset(
-    {
-        "python",
-        "python2",
-        "python3",
-        "perl",
-        "ruby",
-        "node",
-        "nodejs",
-        "php",
-        "lua",
-        "luajit",
-        "tclsh",
-        "Rscript",
-        "deno",
-        "bun",
-        "pwsh",
-    }
+from codingcode.approval.shell.model import (
+    DYN,
+    MAX_COMMAND_CHARS,
+    MAX_DEPTH,
+    Analysis,
+    Command,
+    Redirect,
+    Stdin,
+    Word,
+    escape_glob,
+    join_words,
+    literal_word,
 )
-#: Flags after which an interpreter's next argument is code.
-CODE_FLAGS = {
-    "python": ("-c",),
-    "perl": ("-e", "-E"),
-    "ruby": ("-e",),
-    "node": ("-e", "-p", "--eval", "--print"),
-    "php": ("-r",),
-    "lua": ("-e",),
-    "Rscript": ("-e",),
-    "pwsh": ("-c", "-Command"),
-}
-DOWNLOADERS = frozenset(
-    {
-        "curl",
-        "wget",
-        "aria2c",
-        "fetch",
-        "http",
-        "https",
-        "xh",
-        "lwp-download",
-        "lwp-request",
-        "axel",
-        "nc",
-        "ncat",
-        "netcat",
-        "socat",
-    }
+from codingcode.approval.shell.programs import (
+    DOWNLOADERS,
+    RISKY_VARIABLES,
+    SHELLS,
+    SOURCE_BUILTINS,
+    download_targets,
+    invocation,
+    is_interpreter,
 )
-SOURCE_BUILTINS = frozenset({"source", "."})
-#: Variables whose value decides which program runs or what it loads first.
-RISKY_VARIABLES = frozenset(
-    {
-        "PATH",
-        "BASH_ENV",
-        "ENV",
-        "IFS",
-        "PROMPT_COMMAND",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "PS4",
-        "PYTHONPATH",
-        "PYTHONSTARTUP",
-        "PYTHONHOME",
-        "PERL5OPT",
-        "PERL5LIB",
-        "PERLLIB",
-        "RUBYOPT",
-        "RUBYLIB",
-        "NODE_OPTIONS",
-        "NODE_PATH",
-        "GIT_SSH",
-        "GIT_SSH_COMMAND",
-        "GIT_EXEC_PATH",
-        "GIT_EDITOR",
-        "GIT_PAGER",
-        "EDITOR",
-        "VISUAL",
-        "PAGER",
-        "LESSOPEN",
-        "CDPATH",
-        "HOME",
-        "XDG_CONFIG_HOME",
-        "JAVA_TOOL_OPTIONS",
-        "_JAVA_OPTIONS",
-    }
-)
-
-
-# -- words --------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Word:
-    """One shell word after bash's quote removal, with what stays unknown marked."""
-
-    text: str  # resolved text; run-time parts are DYN
-    glob: bool = False  # has unquoted * ? [ (a pattern bash expands)
-    pattern: str = ""  # as a glob: run-time parts become *, quoted metacharacters escaped
-    download: bool = False  # contains a substitution that downloads something
-    subst: bool = False  # contains a command or process substitution
-
-    @property
-    def dynamic(self) -> bool:
-        return DYN in self.text
-
-    @property
-    def value(self) -> str | None:
-        return None if self.dynamic else self.text
-
-    @property
-    def shown(self) -> str:
-        return self.text.replace(DYN, "*")
-
-    #: The word if every run-time part expanded to nothing, or to its ``${X:-default}``.
-    fallback: str = ""
-
-    @property
-    def empty_form(self) -> str:
-        """The word if every run-time part expanded to nothing (``"$DIR/"`` → ``/``) or to
-        its stated default (``${X:-/}`` → ``/``)."""
-        return self.fallback if self.fallback else self.text.replace(DYN, "")
-
-
-def literal_word(text: str) -> Word:
-    return Word(text, pattern=_escape_glob(text))
-
-
-def _escape_glob(text: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
-
-
-@dataclass(frozen=True)
-class Redirect:
-    op: str
-    target: Word | None  # None for an fd duplication such as 2>&1
-    heredoc: str | None = None
-
-
-@dataclass(frozen=True)
-class Stdin:
-    """What feeds a command's stdin."""
-
-    kind: str  # "pipe" | "herestring" | "heredoc" | "file"
-    text: str | None = None  # literal script text, when known
-    download: bool = False
-    opaque: bool = False  # fed by something whose output cannot be known
-
-
-@dataclass(frozen=True)
-class Command:
-    """One simple command, as it will run: program, arguments, cwd, redirects, stdin."""
-
-    argv: tuple[Word, ...]
-    cwd: str | None  # None: changed to something only known at run time
-    redirects: tuple[Redirect, ...] = ()
-    stdin: Stdin | None = None
-    via: tuple[str, ...] = ()  # wrappers and shells it was found through
-    #: A pure wrapper (env, timeout, bash -c, ...): its work is the command inside it, so an
-    #: allow rule need not name it; deny and ask rules still see it.
-    transparent: bool = False
-    assigns: tuple[tuple[str, Word], ...] = ()
-
-    @property
-    def program(self) -> str | None:
-        """The program's name (``/usr/bin/sudo`` → ``sudo``); None if computed at run time."""
-        if not self.argv:
-            return None
-        first = self.argv[0]
-        if first.dynamic:
-            return None
-        return posixpath.basename(first.text) or first.text
-
-    @property
-    def args(self) -> list[str]:
-        return [w.text for w in self.argv[1:]]
-
-    def line(self) -> str:
-        """The command as one line of words (for matching user rules)."""
-        words = [self.program or self.argv[0].shown] if self.argv else []
-        words += [w.shown for w in self.argv[1:]]
-        return " ".join(words)
-
-
-@dataclass
-class Analysis:
-    commands: list[Command] = field(default_factory=list)
-    #: Why parts of the command line cannot be seen through (the rules ask).
-    opaque: list[str] = field(default_factory=list)
-    #: R3 findings: a download piped or fed into a shell or interpreter.
-    downloads_into_shell: list[str] = field(default_factory=list)
-    #: Files a downloader wrote (a later run of one of them is R3 too).
-    downloaded_files: set[str] = field(default_factory=set)
-    #: Programs whose name is a glob (``/usr/bin/su?o``): what they could expand to.
-    program_globs: list[str] = field(default_factory=list)
-    parse_error: bool = False
-    #: Variables set that change what a program does or which program runs
-    #: (``PATH``, ``LD_PRELOAD``, ``BASH_ENV``, ...): no allow rule can vouch for the line.
-    risky_assignments: list[str] = field(default_factory=list)
-    #: When parsing failed: every token of the text (quotes removed, braces expanded), so
-    #: the rules can still refuse a command that names a forbidden program anywhere.
-    fallback_words: list[str] = field(default_factory=list)
+from codingcode.approval.shell.wrappers import env_assignments, unwrap
 
 
 # -- the parser -----------------------------------------------------------------------
@@ -357,7 +162,7 @@ class _Walker:
         if root.has_error:
             self.out.parse_error = True
             self.out.opaque.append("the command could not be parsed completely")
-            self.out.fallback_words.extend(_fallback_words(text))
+            self.out.fallback_words.extend(fallback_words(text))
         self._sources.append(source)
         self._seen.append(set())
         try:
@@ -501,7 +306,7 @@ class _Walker:
                 if joined and argv and made:
                     # `s\<newline>udo`: bash joins the pieces into one word; the grammar
                     # splits them, so join them back.
-                    argv[-1] = _join_words(argv[-1], made[0])
+                    argv[-1] = join_words(argv[-1], made[0])
                     made = made[1:]
                 argv.extend(made)
                 previous_end = child.end_byte
@@ -532,7 +337,7 @@ class _Walker:
             # before a program the assignment is that program's alone
             self.note_assignment(name, prefix=bool(cmd.argv))
         if cmd.program == "env":
-            for name in _env_assignments(cmd):
+            for name in env_assignments(cmd):
                 self.note_assignment(name, prefix=True)
         if ctx.depth > MAX_DEPTH:
             out.opaque.append("commands are nested too deeply to follow")
@@ -548,7 +353,7 @@ class _Walker:
             out.program_globs.append(first.pattern)
             out.opaque.append(f"the program name {first.text!r} is a glob")
         prog = cmd.program
-        inner = _unwrap(cmd) if prog is not None else None
+        inner = unwrap(cmd) if prog is not None else None
         if inner is not None:
             kind, payload = inner
             out.commands.append(replace(cmd, transparent=kind != "find"))
@@ -575,7 +380,7 @@ class _Walker:
             elif joined:
                 self.nested_script(literal_word(" ".join(w.text for w in joined)), cmd, ctx, "eval")
             return
-        if prog in SHELLS or (prog is not None and _interpreter(prog)):
+        if prog in SHELLS or (prog is not None and is_interpreter(prog)):
             out.commands.append(cmd)
             self.shell_like(cmd, ctx, prog)
             return
@@ -609,12 +414,12 @@ class _Walker:
             return
         out.commands.append(cmd)
         if prog in DOWNLOADERS:
-            out.downloaded_files |= _download_targets(cmd)
+            out.downloaded_files |= download_targets(cmd)
 
     def shell_like(self, cmd: Command, ctx: _Ctx, prog: str) -> None:
         """A shell or interpreter: what code it runs (-c/-e, a file, or stdin)."""
         out = self.out
-        inv = _invocation(cmd, prog)
+        inv = invocation(cmd, prog)
         is_shell = prog in SHELLS
         if "xargs" in cmd.via and cmd.stdin is not None and cmd.stdin.download:
             out.downloads_into_shell.append(f"xargs hands a download to {prog}")
@@ -658,7 +463,7 @@ class _Walker:
             texts = expand_braces(w.text)
             if len(texts) > 1:
                 return [
-                    replace(w, text=t, pattern=t if w.glob else _escape_glob(t), fallback="")
+                    replace(w, text=t, pattern=t if w.glob else escape_glob(t), fallback="")
                     for t in texts
                 ]
         return [w]
@@ -672,7 +477,7 @@ class _Walker:
         fallback = "".join(defaults.get(i, p.replace(DYN, "")) for i, (p, _) in enumerate(parts))
         glob = any(not q and has_glob(p.replace(DYN, "")) for p, q in parts)
         pattern = "".join(
-            (p.replace(DYN, "*") if not q else _escape_glob(p).replace(DYN, "*")) for p, q in parts
+            (p.replace(DYN, "*") if not q else escape_glob(p).replace(DYN, "*")) for p, q in parts
         )
         return Word(text, glob, pattern, flags["download"], flags["subst"], fallback)
 
@@ -701,10 +506,10 @@ class _Walker:
                 return
             if top and raw.startswith("~"):
                 head, sep, rest = raw.partition("/")
-                expanded = home_dir() if head == "~" else _expand_tilde(head)
+                expanded = home_dir() if head == "~" else expand_tilde(head)
                 parts.append((expanded, True))
                 raw = sep + rest
-            _unescape_unquoted(raw, parts)
+            unescape_unquoted(raw, parts)
         elif t == "raw_string":
             parts.append((self.t(node)[1:-1], True))
         elif t == "ansi_c_string":
@@ -713,7 +518,7 @@ class _Walker:
             for child in node.children:
                 ct = child.type
                 if ct == "string_content":
-                    parts.append((_unescape_double(self.t(child)), True))
+                    parts.append((unescape_double(self.t(child)), True))
                 elif child.is_named:
                     self._word_parts(child, ctx, parts, flags, quoted=True, defaults=defaults)
         elif t == "concatenation":
@@ -802,13 +607,6 @@ ASTRAL_PLACEHOLDER = "\ue000"
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 
 
-def _expand_tilde(head: str) -> str:
-    try:
-        return posixpath.expanduser(head)
-    except (ValueError, KeyError):
-        return head
-
-
 def _deeper(ctx: _Ctx) -> _Ctx:
     inner = ctx.copy()
     inner.depth += 1
@@ -825,167 +623,6 @@ def _iter_nodes(root: Any) -> Iterator[Any]:
         node = stack.pop()
         yield node
         stack.extend(node.children)
-
-
-def _unescape_unquoted(raw: str, parts: list[tuple[str, bool]]) -> None:
-    buf: list[str] = []
-    i = 0
-    while i < len(raw):
-        c = raw[i]
-        if c == "\\" and i + 1 < len(raw):
-            if raw[i + 1] != "\n":
-                if buf:
-                    parts.append(("".join(buf), False))
-                    buf = []
-                parts.append((raw[i + 1], True))
-            i += 2
-            continue
-        buf.append(c)
-        i += 1
-    if buf:
-        parts.append(("".join(buf), False))
-
-
-def _unescape_double(raw: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(raw):
-        c = raw[i]
-        if c == "\\" and i + 1 < len(raw) and raw[i + 1] in '$`"\\\n':
-            if raw[i + 1] != "\n":
-                out.append(raw[i + 1])
-            i += 2
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
-_SIMPLE_ESCAPES = {
-    "n": "\n",
-    "t": "\t",
-    "r": "\r",
-    "a": "\a",
-    "b": "\b",
-    "e": "\x1b",
-    "E": "\x1b",
-    "f": "\f",
-    "v": "\v",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "?": "?",
-}
-
-
-def decode_ansi_c(body: str) -> str:
-    """The value of ``$'...'`` (bash's ANSI-C quoting)."""
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        c = body[i]
-        if c != "\\" or i + 1 >= len(body):
-            out.append(c)
-            i += 1
-            continue
-        nxt = body[i + 1]
-        if nxt in _SIMPLE_ESCAPES:
-            out.append(_SIMPLE_ESCAPES[nxt])
-            i += 2
-        elif nxt == "x":
-            digits = _take(body, i + 2, "0123456789abcdefABCDEF", 2)
-            out.append(chr(int(digits, 16)) if digits else "\\x")
-            i += 2 + len(digits)
-        elif nxt in "uU":
-            digits = _take(body, i + 2, "0123456789abcdefABCDEF", 4 if nxt == "u" else 8)
-            try:
-                out.append(chr(int(digits, 16)) if digits else "\\" + nxt)
-            except (ValueError, OverflowError):
-                out.append("")
-            i += 2 + len(digits)
-        elif nxt in "01234567":
-            digits = _take(body, i + 1, "01234567", 3)
-            out.append(chr(int(digits, 8) & 0xFF))
-            i += 1 + len(digits)
-        elif nxt == "c" and i + 2 < len(body):
-            out.append(chr(ord(body[i + 2]) & 0x1F))
-            i += 3
-        else:
-            out.append("\\" + nxt)
-            i += 2
-    return "".join(out)
-
-
-def _take(s: str, start: int, allowed: str, limit: int) -> str:
-    end = start
-    while end < len(s) and end - start < limit and s[end] in allowed:
-        end += 1
-    return s[start:end]
-
-
-def expand_braces(text: str, limit: int = 256) -> list[str]:
-    """Bash brace expansion of ``a{b,c}d`` and ``{1..3}`` (bounded)."""
-    start = -1
-    depth = 0
-    for i, c in enumerate(text):
-        if c == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif c == "}" and depth:
-            depth -= 1
-            if depth == 0:
-                body = text[start + 1 : i]
-                alts = _split_top(body)
-                if len(alts) == 1:
-                    rng = _range(body)
-                    if rng is None:
-                        continue
-                    alts = rng
-                head, tail = text[:start], text[i + 1 :]
-                out: list[str] = []
-                for alt in alts:
-                    for rest in expand_braces(head + alt + tail, limit):
-                        out.append(rest)
-                        if len(out) >= limit:
-                            return out
-                return out
-    return [text]
-
-
-def _split_top(body: str) -> list[str]:
-    alts: list[str] = []
-    cur: list[str] = []
-    depth = 0
-    for c in body:
-        if c == "," and depth == 0:
-            alts.append("".join(cur))
-            cur = []
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-        cur.append(c)
-    alts.append("".join(cur))
-    return alts
-
-
-def _range(body: str) -> list[str] | None:
-    a, sep, b = body.partition("..")
-    if not sep:
-        return None
-    if a.lstrip("-").isdigit() and b.lstrip("-").isdigit():
-        x, y = int(a), int(b)
-        step = 1 if y >= x else -1
-        if abs(y - x) > 256:
-            return None
-        return [str(v) for v in range(x, y + step, step)]
-    if len(a) == 1 and len(b) == 1:
-        x, y = ord(a), ord(b)
-        step = 1 if y >= x else -1
-        return [chr(v) for v in range(x, y + step, step)]
-    return None
 
 
 # -- stdin: what feeds a shell ----------------------------------------------------------
@@ -1035,194 +672,6 @@ def _stdin_from(redirects: tuple[Redirect, ...], walker: _Walker, ctx: _Ctx) -> 
     return None
 
 
-# -- wrappers ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Wrapper:
-    with_arg: frozenset[str] = frozenset()  # options that take the next word
-    positional_before: int = 0  # plain words before the command (timeout's DURATION)
-    shell_flag: str | None = None  # an option whose value is a shell command string
-
-
-def _w(with_arg: str = "", positional: int = 0, shell_flag: str | None = None) -> _Wrapper:
-    return _Wrapper(frozenset(with_arg.split()), positional, shell_flag)
-
-
-WRAPPERS: dict[str, _Wrapper] = {
-    "env": _w("-u --unset -C --chdir -S --split-string"),
-    "nohup": _w(),
-    "timeout": _w("-s --signal -k --kill-after", positional=1),
-    "nice": _w("-n --adjustment"),
-    "time": _w("-f --format -o --output"),
-    "command": _w(),
-    "builtin": _w(),
-    "exec": _w("-a"),
-    "stdbuf": _w("-i -o -e --input --output --error"),
-    "setsid": _w(),
-    "ionice": _w("-c --class -n --classdata -p --pid"),
-    "chrt": _w(positional=1),
-    "taskset": _w(positional=1),
-    "flock": _w("-w --wait --timeout -E --conflict-exit-code", positional=1, shell_flag="-c"),
-    "chroot": _w("--userspec --groups", positional=1),
-    "strace": _w("-o -e -p -s -u -E -a -P -b -X"),
-    "ltrace": _w("-o -e -p -s -u -n -a"),
-    "unbuffer": _w(),
-    "busybox": _w(),
-    "toybox": _w(),
-    "noglob": _w(),
-    "caffeinate": _w(),
-    "catchsegv": _w(),
-    "script": _w(
-        "-E --echo -I --log-in -O --log-out -B --log-io -T --log-timing -t", shell_flag="-c"
-    ),
-    "doas": _w("-u -C"),
-    "sudo": _w(
-        "-u --user -g --group -h --host -p --prompt -C --close-from -D --chdir -r --role -t --type -T --command-timeout -U --other-user"
-    ),
-    "xargs": _w(
-        "-a --arg-file -d --delimiter -E --eof -I --replace -L --max-lines -n --max-args -P --max-procs -s --max-chars --process-slot-var"
-    ),
-    "watch": _w("-n --interval -d --differences -q --equexit -g --chgexit"),
-    "nsenter": _w("-t --target -S --setuid -G --setgid --wd -w"),
-    "unshare": _w("--map-user --map-group -S --setuid -G --setgid -w --wd"),
-    "firejail": _w(),
-    "sg": _w(positional=1),
-    "coproc": _w(),
-    "parallel": _w("-j --jobs -S --sshlogin -a --arg-file --delay --timeout -N -n --max-args"),
-}
-
-
-def _unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | None:
-    """What a wrapper runs: ("argv", words) | ("script", code) | ("find", [argv...])."""
-    prog = cmd.program or ""
-    rest = list(cmd.argv[1:])
-    if prog == "find":
-        return _find_exec(rest)
-    if prog == "ssh":
-        return _ssh_command(rest)
-    spec = WRAPPERS.get(prog)
-    if spec is None:
-        return None
-    if prog == "command" and any(w.text in ("-v", "-V") for w in rest[:2]):
-        return None  # `command -v X` only looks X up
-    i = 0
-    positional = spec.positional_before
-    replace_str: str | None = None
-    watch_exec = False
-    while i < len(rest):
-        w = rest[i]
-        t = w.text
-        if t == "--":
-            i += 1
-            break
-        if prog == "env" and "=" in t and not t.startswith("-"):
-            i += 1
-            continue
-        if t.startswith("-") and len(t) > 1 and not w.dynamic:
-            opt, eq, val = t.partition("=")
-            combined = (
-                not opt.startswith("--") and spec.shell_flag and spec.shell_flag[1] in opt[1:]
-            )
-            if spec.shell_flag and (opt == spec.shell_flag or combined):
-                return ("script", rest[i + 1]) if i + 1 < len(rest) else None
-            if prog == "env" and opt in ("-S", "--split-string"):
-                split = val if eq else (rest[i + 1].text if i + 1 < len(rest) else "")
-                try:
-                    words = [literal_word(s) for s in shlex.split(split)]
-                except ValueError:
-                    words = [literal_word(DYN)]
-                tail = rest[i + (1 if eq else 2) :]
-                return ("argv", [*words, *tail])
-            if prog == "xargs":
-                if opt == "-I" and not eq:
-                    replace_str = rest[i + 1].text if i + 1 < len(rest) else "{}"
-                elif opt.startswith("-I"):
-                    replace_str = opt[2:]
-                elif opt == "--replace":
-                    replace_str = val if eq else "{}"
-                elif opt.startswith("-i"):
-                    replace_str = opt[2:] or "{}"
-            if prog == "watch" and opt in ("-x", "--exec"):
-                watch_exec = True
-            if opt in spec.with_arg and not eq:
-                i += 2
-            elif len(opt) > 2 and not opt.startswith("--") and opt[:2] in spec.with_arg:
-                i += 1  # -n10: the value is attached
-            else:
-                i += 1
-            continue
-        if positional:
-            positional -= 1
-            i += 1
-            continue
-        break
-    inner = rest[i:]
-    if prog == "xargs":
-        if not inner:
-            return None
-        if replace_str:
-            inner = [
-                replace(w, text=w.text.replace(replace_str, DYN), fallback="")
-                if replace_str in w.text
-                else w
-                for w in inner
-            ]
-        return ("argv", inner)
-    if prog == "watch" and not watch_exec:
-        if any(w.dynamic for w in inner):
-            return ("script", literal_word(DYN))
-        return ("script", literal_word(" ".join(w.text for w in inner))) if inner else None
-    if prog == "chroot" and not inner:
-        return ("argv", [literal_word("sh")])
-    return ("argv", inner)
-
-
-_SSH_WITH_ARG = frozenset(
-    [
-        "-B",
-        "-b",
-        "-c",
-        "-D",
-        "-E",
-        "-e",
-        "-F",
-        "-I",
-        "-i",
-        "-J",
-        "-L",
-        "-l",
-        "-m",
-        "-O",
-        "-o",
-        "-p",
-        "-Q",
-        "-R",
-        "-S",
-        "-W",
-        "-w",
-    ]
-)
-
-
-def _ssh_command(rest: list[Word]) -> tuple[str, Word] | None:
-    """The command ``ssh [options] HOST COMMAND...`` runs (by the remote shell)."""
-    i = 0
-    while i < len(rest):
-        t = rest[i].text
-        if t == "--":
-            i += 1
-            break
-        if t.startswith("-") and len(t) > 1:
-            i += 2 if t in _SSH_WITH_ARG else 1
-            continue
-        break
-    words = rest[i + 1 :]
-    if not words:
-        return None
-    if any(w.dynamic for w in words):
-        return ("script", literal_word(DYN))
-    return ("script", literal_word(" ".join(w.text for w in words)))
-
-
 def _expansion_default(node: Any, walker: _Walker) -> str | None:
     """The literal default of ``${X:-word}`` / ``${X-word}`` / ``${X:=word}``, if any."""
     op = node.child_by_field_name("operator")
@@ -1235,172 +684,3 @@ def _expansion_default(node: Any, walker: _Walker) -> str | None:
         return ""
     text = "".join(walker.t(c) for c in after)
     return None if any(ch in text for ch in "$`") else text.strip("'\"")
-
-
-def _join_words(a: Word, b: Word) -> Word:
-    return Word(
-        a.text + b.text,
-        a.glob or b.glob,
-        a.pattern + b.pattern,
-        a.download or b.download,
-        a.subst or b.subst,
-    )
-
-
-def _env_assignments(cmd: Command) -> list[str]:
-    """The NAME of each NAME=VALUE an ``env`` command sets (before its program)."""
-    names = []
-    for w in cmd.argv[1:]:
-        t = w.text
-        if t.startswith("-"):
-            continue
-        if "=" not in t:
-            break
-        names.append(t.split("=", 1)[0])
-    return names
-
-
-_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-
-
-def _find_exec(rest: list[Word]) -> tuple[str, list[list[Word]]] | None:
-    found: list[list[Word]] = []
-    i = 0
-    while i < len(rest):
-        if rest[i].text in _FIND_EXEC:
-            j = i + 1
-            argv: list[Word] = []
-            while j < len(rest) and rest[j].text not in (";", "+"):
-                w = rest[j]
-                argv.append(
-                    replace(w, text=w.text.replace("{}", DYN), fallback="") if "{}" in w.text else w
-                )
-                j += 1
-            if argv:
-                found.append(argv)
-            i = j
-        i += 1
-    return ("find", found) if found else None
-
-
-# -- shells and interpreters ---------------------------------------------------------
-@dataclass(frozen=True)
-class Invocation:
-    code: Word | None = None  # -c / -e code
-    script: Word | None = None  # a script file
-    reads_stdin: bool = False
-
-
-def _interpreter(prog: str) -> bool:
-    return prog in INTERPRETERS or _python_like(prog)
-
-
-def _python_like(prog: str) -> bool:
-    return prog.startswith("python") and all(c.isdigit() or c == "." for c in prog[6:])
-
-
-def _code_flags(prog: str) -> tuple[str, ...]:
-    if prog in SHELLS:
-        return ("-c",)
-    if _python_like(prog):
-        return ("-c",)
-    base = "node" if prog == "nodejs" else "lua" if prog == "luajit" else prog
-    return CODE_FLAGS.get(base, ("-e",))
-
-
-_SHELL_OPTS_WITH_ARG = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
-_INTERP_OPTS_WITH_ARG = frozenset({"-m", "-W", "-X", "-I", "-r", "--require", "-M", "-x"})
-
-
-def _invocation(cmd: Command, prog: str) -> Invocation:
-    """How a shell or interpreter gets its code."""
-    args = list(cmd.argv[1:])
-    code_flags = _code_flags(prog)
-    is_shell = prog in SHELLS
-    wants_code = False
-    stdin_flag = False
-    i = 0
-    while i < len(args):
-        t = args[i].text
-        if t == "--":
-            i += 1
-            break
-        if t == "-":
-            stdin_flag = True
-            i += 1
-            break
-        if t.startswith(("-", "+")) and len(t) > 1 and not args[i].dynamic:
-            if t in code_flags:
-                return Invocation(code=args[i + 1] if i + 1 < len(args) else literal_word(""))
-            if is_shell and not t.startswith("--") and "c" in t[1:]:
-                wants_code = True
-            elif is_shell and not t.startswith("--") and "s" in t[1:]:
-                stdin_flag = True
-            elif not is_shell and t[:2] in code_flags and len(t) > 2:
-                return Invocation(code=literal_word(t[2:]))  # python -cCODE
-            if (t in _SHELL_OPTS_WITH_ARG and is_shell) or (
-                t in _INTERP_OPTS_WITH_ARG and not is_shell
-            ):
-                if t == "-m" and not is_shell:
-                    return Invocation(script=args[i + 1] if i + 1 < len(args) else None)
-                i += 2
-                continue
-            i += 1
-            continue
-        break
-    positional = args[i:]
-    if wants_code:
-        return Invocation(code=positional[0] if positional else literal_word(""))
-    if stdin_flag or not positional:
-        return Invocation(reads_stdin=True)
-    return Invocation(script=positional[0])
-
-
-def _download_targets(cmd: Command) -> set[str]:
-    """Files a downloader command writes (``-o F``, ``-O F``, ``> F``, wget's default name)."""
-    files: set[str] = set()
-    cwd = cmd.cwd or "/"
-    args = cmd.argv[1:]
-    prog = cmd.program
-    names: list[str] = []
-    for i, w in enumerate(args):
-        t = w.text
-        nxt = args[i + 1].text if i + 1 < len(args) else None
-        if (
-            (prog == "curl" and t in ("-o", "--output") and nxt)
-            or (prog == "wget" and t in ("-O", "--output-document") and nxt)
-            or (prog not in ("curl", "wget") and t in ("-o", "-O", "--out", "--output") and nxt)
-        ):
-            names.append(nxt)
-        elif t.startswith("--output-document=") or t.startswith("--output="):
-            names.append(t.split("=", 1)[1])
-        elif prog == "wget" and t.startswith("-O") and len(t) > 2:
-            names.append(t[2:])
-    urls = [w.text for w in args if "://" in w.text]
-    if (prog == "wget" and not names) or (
-        prog == "curl" and any(w.text in ("-O", "--remote-name") for w in args)
-    ):
-        for u in urls:
-            base = posixpath.basename(u.split("?", 1)[0].rstrip("/"))
-            if base:
-                names.append(base)
-    for r in cmd.redirects:
-        if r.op in (">", ">>", ">|", "&>") and r.target is not None:
-            names.append(r.target.text)
-    for n in names:
-        if n and n != "-" and DYN not in n:
-            files.add(lexical(n, cwd))
-    return files
-
-
-def _fallback_words(text: str) -> list[str]:
-    try:
-        tokens = shlex.split(text, comments=False, posix=True)
-    except ValueError:
-        tokens = text.split()
-    words: list[str] = []
-    for tok in tokens:
-        for piece in expand_braces(tok):
-            for part in piece.replace("{", " ").replace("}", " ").replace(";", " ").split():
-                words.append(part)
-    return words

@@ -1,0 +1,134 @@
+"""What the analysis produces: words, redirects, stdin feeds, simple commands."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+#: Stands for a part of a word only known at run time.
+DYN = "\x00"
+MAX_DEPTH = 12
+MAX_COMMAND_CHARS = 100_000
+
+
+# -- words --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Word:
+    """One shell word after bash's quote removal, with what stays unknown marked."""
+
+    text: str  # resolved text; run-time parts are DYN
+    glob: bool = False  # has unquoted * ? [ (a pattern bash expands)
+    pattern: str = ""  # as a glob: run-time parts become *, quoted metacharacters escaped
+    download: bool = False  # contains a substitution that downloads something
+    subst: bool = False  # contains a command or process substitution
+
+    @property
+    def dynamic(self) -> bool:
+        return DYN in self.text
+
+    @property
+    def value(self) -> str | None:
+        return None if self.dynamic else self.text
+
+    @property
+    def shown(self) -> str:
+        return self.text.replace(DYN, "*")
+
+    #: The word if every run-time part expanded to nothing, or to its ``${X:-default}``.
+    fallback: str = ""
+
+    @property
+    def empty_form(self) -> str:
+        """The word if every run-time part expanded to nothing (``"$DIR/"`` → ``/``) or to
+        its stated default (``${X:-/}`` → ``/``)."""
+        return self.fallback if self.fallback else self.text.replace(DYN, "")
+
+
+def literal_word(text: str) -> Word:
+    return Word(text, pattern=escape_glob(text))
+
+
+def escape_glob(text: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
+
+
+@dataclass(frozen=True)
+class Redirect:
+    op: str
+    target: Word | None  # None for an fd duplication such as 2>&1
+    heredoc: str | None = None
+
+
+@dataclass(frozen=True)
+class Stdin:
+    """What feeds a command's stdin."""
+
+    kind: str  # "pipe" | "herestring" | "heredoc" | "file"
+    text: str | None = None  # literal script text, when known
+    download: bool = False
+    opaque: bool = False  # fed by something whose output cannot be known
+
+
+@dataclass(frozen=True)
+class Command:
+    """One simple command, as it will run: program, arguments, cwd, redirects, stdin."""
+
+    argv: tuple[Word, ...]
+    cwd: str | None  # None: changed to something only known at run time
+    redirects: tuple[Redirect, ...] = ()
+    stdin: Stdin | None = None
+    via: tuple[str, ...] = ()  # wrappers and shells it was found through
+    #: A pure wrapper (env, timeout, bash -c, ...): its work is the command inside it, so an
+    #: allow rule need not name it; deny and ask rules still see it.
+    transparent: bool = False
+    assigns: tuple[tuple[str, Word], ...] = ()
+
+    @property
+    def program(self) -> str | None:
+        """The program's name (``/usr/bin/sudo`` → ``sudo``); None if computed at run time."""
+        if not self.argv:
+            return None
+        first = self.argv[0]
+        if first.dynamic:
+            return None
+        return posixpath.basename(first.text) or first.text
+
+    @property
+    def args(self) -> list[str]:
+        return [w.text for w in self.argv[1:]]
+
+    def line(self) -> str:
+        """The command as one line of words (for matching user rules)."""
+        words = [self.program or self.argv[0].shown] if self.argv else []
+        words += [w.shown for w in self.argv[1:]]
+        return " ".join(words)
+
+
+@dataclass
+class Analysis:
+    commands: list[Command] = field(default_factory=list)
+    #: Why parts of the command line cannot be seen through (the rules ask).
+    opaque: list[str] = field(default_factory=list)
+    #: R3 findings: a download piped or fed into a shell or interpreter.
+    downloads_into_shell: list[str] = field(default_factory=list)
+    #: Files a downloader wrote (a later run of one of them is R3 too).
+    downloaded_files: set[str] = field(default_factory=set)
+    #: Programs whose name is a glob (``/usr/bin/su?o``): what they could expand to.
+    program_globs: list[str] = field(default_factory=list)
+    parse_error: bool = False
+    #: Variables set that change what a program does or which program runs
+    #: (``PATH``, ``LD_PRELOAD``, ``BASH_ENV``, ...): no allow rule can vouch for the line.
+    risky_assignments: list[str] = field(default_factory=list)
+    #: When parsing failed: every token of the text (quotes removed, braces expanded), so
+    #: the rules can still refuse a command that names a forbidden program anywhere.
+    fallback_words: list[str] = field(default_factory=list)
+
+
+def join_words(a: Word, b: Word) -> Word:
+    return Word(
+        a.text + b.text,
+        a.glob or b.glob,
+        a.pattern + b.pattern,
+        a.download or b.download,
+        a.subst or b.subst,
+    )
