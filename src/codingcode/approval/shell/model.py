@@ -9,6 +9,12 @@ from dataclasses import dataclass, field
 DYN = "\x00"
 MAX_DEPTH = 12
 MAX_COMMAND_CHARS = 100_000
+#: Simple commands one analysis follows (nested scripts, decoded payloads and written files
+#: included); beyond it the line is asked about. Keeps every decision linear and bounded.
+MAX_COMMANDS = 50_000
+#: Characters of nested script text (``bash -c``, ``eval``, decoded payloads, files written
+#: and run) one analysis parses in all.
+MAX_NESTED_CHARS = 400_000
 
 
 # -- words --------------------------------------------------------------------------
@@ -21,6 +27,9 @@ class Word:
     pattern: str = ""  # as a glob: run-time parts become *, quoted metacharacters escaped
     download: bool = False  # contains a substitution that downloads something
     subst: bool = False  # contains a command or process substitution
+    #: For a process substitution ``<(...)`` whose output is known: that output (the
+    #: content a program reading the word's file sees).
+    content: str | None = None
 
     @property
     def dynamic(self) -> bool:
@@ -82,6 +91,10 @@ class Command:
     #: allow rule need not name it; deny and ask rules still see it.
     transparent: bool = False
     assigns: tuple[tuple[str, Word], ...] = ()
+    #: Why what this command runs cannot be seen through (it runs code only known at run
+    #: time, a file of unknown content, an option-held command ...), or None. A command
+    #: with this set must never be passed unasked (rules ask about it in every mode).
+    opaque: str | None = None
 
     @property
     def program(self) -> str | None:
@@ -122,6 +135,16 @@ class Analysis:
     #: When parsing failed: every token of the text (quotes removed, braces expanded), so
     #: the rules can still refuse a command that names a forbidden program anywhere.
     fallback_words: list[str] = field(default_factory=list)
+    #: Files the line writes (absolute path → its content when known, else None).
+    written_files: dict[str, str | None] = field(default_factory=dict)
+    #: Paths the line reads through other channels than arguments: names fed on stdin to
+    #: programs that take file lists (``echo F | cpio -o``), ``$(<F)``.
+    read_paths: list[str] = field(default_factory=list)
+
+    def simple_commands(self) -> list[Command]:
+        """Every simple command that runs (pseudo-commands of bare redirects left out),
+        each with its resolved program, arguments, redirects and ``opaque`` flag."""
+        return [c for c in self.commands if c.argv]
 
 
 def join_words(a: Word, b: Word) -> Word:

@@ -12,10 +12,12 @@ something dynamic, a parse error) is reported as *opaque*: the rules then ask, n
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, cast
 
@@ -31,7 +33,9 @@ from codingcode.approval.shell.expand import (
 from codingcode.approval.shell.model import (
     DYN,
     MAX_COMMAND_CHARS,
+    MAX_COMMANDS,
     MAX_DEPTH,
+    MAX_NESTED_CHARS,
     Analysis,
     Command,
     Redirect,
@@ -50,7 +54,8 @@ from codingcode.approval.shell.programs import (
     invocation,
     is_interpreter,
 )
-from codingcode.approval.shell.wrappers import env_assignments, unwrap
+from codingcode.approval.shell.runners import code_parts, look_inside, makefile_scripts
+from codingcode.approval.shell.wrappers import env_pairs, unwrap
 
 
 # -- the parser -----------------------------------------------------------------------
@@ -146,6 +151,36 @@ class _Walker:
         self.out = out
         self._sources: list[_Source] = []
         self._seen: list[set[tuple[int, int]]] = []
+        #: What the statement just visited prints, when known (for ``$(...)``, pipes).
+        self.last_output: str | None = None
+        #: Nested script text parsed so far (bounded by MAX_NESTED_CHARS).
+        self.nested_chars = 0
+        self.over_budget = False
+
+    def opaque(self, reason: str) -> None:
+        self.out.opaque.append(reason)
+
+    def add(self, cmd: Command) -> None:
+        if len(self.out.commands) >= MAX_COMMANDS:
+            if not self.over_budget:
+                self.over_budget = True
+                self.opaque(
+                    f"the command holds more than {MAX_COMMANDS} simple commands "
+                    "(the analysis stops there)"
+                )
+            return
+        self.out.commands.append(cmd)
+
+    def mark_opaque(self, cmd: Command, reason: str) -> Command:
+        """Record ``reason`` for the line and flag ``cmd`` (already added) with it."""
+        self.opaque(reason)
+        flagged = replace(cmd, opaque=reason)
+        cmds = self.out.commands
+        for i in range(len(cmds) - 1, max(-1, len(cmds) - 64), -1):
+            if cmds[i] is cmd:
+                cmds[i] = flagged
+                break
+        return flagged
 
     def t(self, node: Any) -> str:
         """The original text of a node of the tree being walked."""
@@ -154,14 +189,22 @@ class _Walker:
     # -- entry points ---------------------------------------------------------------
     def script(self, text: str, ctx: _Ctx) -> None:
         if ctx.depth > MAX_DEPTH:
-            self.out.opaque.append("commands are nested too deeply to follow")
+            self.opaque("commands are nested too deeply to follow")
             return
+        if ctx.depth > 0:
+            self.nested_chars += len(text)
+            if self.nested_chars > MAX_NESTED_CHARS:
+                self.opaque(
+                    f"more than {MAX_NESTED_CHARS} characters of nested scripts "
+                    "(the analysis stops there)"
+                )
+                return
         source = _source(text)
         tree = _parser().parse(source.parsed)
         root = tree.root_node
         if root.has_error:
             self.out.parse_error = True
-            self.out.opaque.append("the command could not be parsed completely")
+            self.opaque("the command could not be parsed completely")
             self.out.fallback_words.extend(fallback_words(text))
         self._sources.append(source)
         self._seen.append(set())
@@ -178,6 +221,7 @@ class _Walker:
     # -- statements -----------------------------------------------------------------
     def visit(self, node: Any, ctx: _Ctx) -> None:
         t = node.type
+        self.last_output = None
         if t == "command":
             self.command(node, ctx, ())
         elif t == "redirected_statement":
@@ -187,14 +231,28 @@ class _Walker:
         elif t in ("subshell", "command_substitution", "process_substitution"):
             inner = ctx.copy()
             inner.stdin = None
-            for child in node.named_children:
+            named = node.named_children
+            bare = [c for c in named if c.type.endswith("_redirect")]
+            if t == "command_substitution" and bare and len(bare) == len(named):
+                # $(<FILE): the content of FILE, read by the shell itself
+                parsed = tuple(r for r in (self.redirect(c, inner) for c in bare) if r)
+                self.add(Command((), ctx.cwd, parsed, via=ctx.via, transparent=True))
+                self.last_output = None
+                for r in parsed:
+                    if r.op == "<" and r.target is not None and ctx.cwd is not None:
+                        self.last_output = self.file_content(r.target, ctx.cwd)
+                return
+            for child in named:
                 self.visit(child, inner)
+            if len(named) != 1:
+                self.last_output = None
         elif t == "variable_assignment":
             self.assignment(node, ctx)
         elif t == "declaration_command":
+            flags = "".join(self.t(c) for c in node.named_children if self.t(c).startswith("-"))
             for child in node.named_children:
                 if child.type == "variable_assignment":
-                    self.assignment(child, ctx)
+                    self.assignment(child, ctx, case=_declared_case(flags))
                 else:
                     self.word(child, ctx)
         elif t == "unset_command":
@@ -202,43 +260,96 @@ class _Walker:
                 ctx.vars.pop(self.t(child), None)
         elif t in _WORD_TYPES:
             self.word(node, ctx)
+        elif t == "compound_statement" and len(node.named_children) == 1:
+            self.visit(node.named_children[0], ctx)
+        elif t == "function_definition":
+            # A function's body runs whenever it is called: look at it as if it ran here.
+            for child in node.named_children:
+                self.visit(child, ctx.copy())
+            self.last_output = None
         else:
             for child in node.named_children:
                 self.visit(child, ctx)
+            self.last_output = None
 
     def note_assignment(self, name: str, *, prefix: bool = False) -> None:
-        if name == "IFS" and not prefix:  # `IFS= read -r line` changes only that command
-            # Word splitting of every later unquoted expansion now depends on it: what
-            # `$x` becomes as a command line is no longer what the analysis sees.
-            self.out.opaque.append("IFS is changed, so how words split is only known at run time")
         if name in RISKY_VARIABLES or name.startswith(("LD_", "DYLD_", "GIT_CONFIG")):
             self.out.risky_assignments.append(name)
 
-    def assignment(self, node: Any, ctx: _Ctx) -> None:
-        name = node.child_by_field_name("name")
-        if name is not None:
-            prefix = node.parent is not None and node.parent.type == "command"
-            self.note_assignment(self.t(name), prefix=prefix)
+    def env_effect(self, name: str, value: Word, cmd: Command | None, ctx: _Ctx) -> None:
+        """Variables that make bash or another program run code: look at that code."""
+        where = cmd or Command((), ctx.cwd, via=ctx.via)
+        if name.startswith(("BASH_FUNC_", "BASH_ALIASES", "BASH_CMDS")):
+            self.opaque(f"{name} defines code the shell runs later")
+        elif name in CODE_VARIABLES:
+            text = value.text
+            if name == "LESSOPEN" or name == "LESSCLOSE":
+                text = text.lstrip("|-")
+            self.nested_script(replace(value, text=text), where, ctx, name)
+        elif name in PROMPT_VARIABLES:
+            # prompts are expanded: the command substitutions in them run
+            self.nested_script(replace(value, text=": " + value.text), where, ctx, name)
+        elif name in SOURCED_VARIABLES:
+            self.run_file(value, where, ctx, name)
+        elif name in ("LD_PRELOAD", "LD_AUDIT"):
+            self.opaque(f"{name} loads a library into every program that runs")
+        elif name == "IFS" and value.dynamic:
+            self.opaque("IFS is set to something only known at run time")
+
+    def assignment(self, node: Any, ctx: _Ctx, case: str = "") -> None:
+        name_node = node.child_by_field_name("name")
+        name = self.t(name_node) if name_node is not None else ""
+        if name_node is not None and name_node.type == "subscript":
+            array = name.split("[", 1)[0]
+            ctx.vars.pop(array, None)
+            if array in ("BASH_ALIASES", "BASH_CMDS"):
+                self.opaque(f"{array}[...] defines a command the shell runs later")
+            return
+        prefix = node.parent is not None and node.parent.type == "command"
+        self.note_assignment(name, prefix=prefix)
         value = node.child_by_field_name("value")
+        if value is not None and value.type == "array":
+            for child in value.named_children:
+                self.word(child, ctx)
+            ctx.vars.pop(name, None)
+            return
         w = self.word(value, ctx) if value is not None else literal_word("")
-        if name is not None:
+        appended = any(c.type == "+=" for c in node.children)
+        if appended and name in ctx.vars:
+            w = replace(w, text=ctx.vars[name] + w.text)
+        elif appended:
+            w = replace(w, text=DYN + w.text)
+        if case == "lower":
+            w = replace(w, text=w.text.lower())
+        elif case == "upper":
+            w = replace(w, text=w.text.upper())
+        if not prefix:
+            self.env_effect(name, w, None, ctx)
+        if name:
             if w.dynamic:
-                ctx.vars.pop(self.t(name), None)
+                ctx.vars.pop(name, None)
             else:
-                ctx.vars[self.t(name)] = w.text
+                ctx.vars[name] = w.text
 
     def pipeline(self, node: Any, ctx: _Ctx) -> None:
-        before = len(self.out.commands)
-        stage_start = before
         feed: Stdin | None = ctx.stdin
+        download = bool(feed and feed.download)
         for child in node.named_children:
+            if child.type in ("|", "|&"):
+                continue
             stage = ctx.copy()  # every stage of a pipeline runs in a subshell
             stage.stdin = feed
+            start = len(self.out.commands)
             self.visit(child, stage)
-            produced = self.out.commands[stage_start:]
-            stage_start = len(self.out.commands)
-            upstream = self.out.commands[before:stage_start]
-            feed = _pipe_feed(produced, upstream, feed)
+            produced = self.out.commands[start:]
+            download = download or _downloads(produced)
+            if download:
+                feed = Stdin("pipe", download=True)
+            elif self.last_output is not None:
+                feed = Stdin("pipe", text=self.last_output)
+            else:
+                feed = _pipe_feed(produced)
+        self.last_output = feed.text if feed is not None else None
 
     def redirected(self, node: Any, ctx: _Ctx) -> None:
         body = node.child_by_field_name("body")
@@ -253,10 +364,14 @@ class _Walker:
             inner.stdin = stdin
         if body is not None:
             self.visit(body, inner)
+        output = self.last_output
         if parsed:
             # Redirects of a compound statement still name files: record them on a
             # pseudo-command with no program so path rules see them.
-            self.out.commands.append(Command((), ctx.cwd, parsed, via=ctx.via, transparent=True))
+            pseudo = Command((), ctx.cwd, parsed, via=ctx.via, transparent=True)
+            self.add(pseudo)
+            self.record_writes(pseudo, output)
+            self.last_output = None if any(">" in r.op for r in parsed) else output
 
     def redirect(self, node: Any, ctx: _Ctx) -> Redirect | None:
         t = node.type
@@ -274,7 +389,13 @@ class _Walker:
             if body is not None:
                 for child in body.named_children:
                     self.visit(child, ctx)
-            return Redirect("<<", None, heredoc=self.t(body) if body is not None else "")
+            text = self.t(body) if body is not None else ""
+            if body is not None and any(
+                c.type in ("simple_expansion", "expansion", "command_substitution")
+                for c in body.named_children
+            ):
+                text = DYN + text  # an unquoted here-doc expands: its text is only partly known
+            return Redirect("<<", None, heredoc=text)
         for child in node.named_children:
             self.visit(child, ctx)
         return None
@@ -316,11 +437,14 @@ class _Walker:
         stdin = _stdin_from(redirects, self, ctx) or ctx.stdin
         cmd = Command(tuple(argv), ctx.cwd, redirects, stdin, ctx.via, assigns=tuple(assigns))
         self.emit(cmd, ctx)
+        output = static_output(cmd, self)
+        self.record_writes(cmd, output)
+        self.last_output = None if any(">" in r.op for r in redirects) else output
         # `cd DIR` changes where later commands of this list run.
         if cmd.program in ("cd", "pushd") and not cmd.via:
             target = next((w for w in cmd.argv[1:] if not w.text.startswith("-")), None)
             if target is None:
-                ctx.cwd = home_dir()
+                ctx.cwd = ctx.vars.get("HOME", home_dir())
             elif target.dynamic or ctx.cwd is None or target.text == "-":
                 ctx.cwd = None
             else:
@@ -330,33 +454,109 @@ class _Walker:
         gap = self._sources[-1].parsed[end:start]
         return bool(gap) and gap.replace(b"\\\n", b"") == b""
 
+    # -- files written and run in the same line ------------------------------------
+    def record_writes(self, cmd: Command, output: str | None) -> None:
+        files = self.out.written_files
+        cwd = cmd.cwd
+        for r in cmd.redirects:
+            if r.target is None or ">" not in r.op or r.target.text == "/dev/null":
+                continue
+            if r.target.dynamic or cwd is None:
+                continue
+            path = lexical(r.target.text, cwd)
+            if r.op.endswith(">>") and path in files:
+                before = files[path]
+                files[path] = None if before is None or output is None else before + output
+            else:
+                files[path] = output
+        prog = cmd.program
+        if cwd is None or prog is None:
+            return
+        args = [w for w in cmd.argv[1:] if not w.text.startswith("-")]
+        targets: list[tuple[Word, str | None]] = []
+        if prog == "tee":
+            text = cmd.stdin.text if cmd.stdin is not None else None
+            targets = [(w, text) for w in args]
+        elif prog in ("cp", "mv", "install", "ln") and len(args) >= 2:
+            src = args[0]
+            known = None if src.dynamic else files.get(lexical(src.text, cwd))
+            targets = [(args[-1], known)]
+        elif prog == "dd":
+            targets = [(literal_word(w.text[3:]), None) for w in args if w.text.startswith("of=")]
+        for w, content in targets:
+            if not w.dynamic:
+                files[lexical(w.text, cwd)] = content
+
+    def file_content(self, w: Word, cwd: str) -> str | None:
+        """The content of the file ``w`` names, when this line wrote it (else None)."""
+        if w.content is not None:
+            return w.content
+        if w.dynamic:
+            return None
+        return self.out.written_files.get(lexical(w.text, cwd))
+
+    def written(self, w: Word, cwd: str | None) -> bool:
+        if w.content is not None:
+            return True
+        if w.dynamic or cwd is None:
+            return False
+        return lexical(w.text, cwd) in self.out.written_files
+
+    def run_file(self, w: Word, cmd: Command, ctx: _Ctx, via: str) -> None:
+        """``cmd`` runs the script file ``w`` (source, bash FILE, ./FILE, BASH_ENV=FILE)."""
+        cwd = cmd.cwd
+        if w.download:
+            self.out.downloads_into_shell.append(f"{via} runs a downloaded script")
+            return
+        if self.written(w, cwd):
+            content = self.file_content(w, cwd or "/")
+            if content is None:
+                self.opaque(f"{via} runs a file this command writes, whose content is unknown")
+                return
+            self.nested_script(literal_word(content), cmd, ctx, via)
+        elif w.dynamic or w.subst:
+            self.opaque(f"{via} runs a script whose name or content is only known at run time")
+        elif via in SOURCED_VARIABLES:
+            self.opaque(f"{via} makes every shell started here run {w.text}")
+
+    # -- looking through ------------------------------------------------------------
     def emit(self, cmd: Command, ctx: _Ctx) -> None:
         """Record ``cmd`` and look through it: wrappers, nested shells, eval, find -exec."""
         out = self.out
-        for name, _ in cmd.assigns:
+        for name, value in cmd.assigns:
             # before a program the assignment is that program's alone
             self.note_assignment(name, prefix=bool(cmd.argv))
+            self.env_effect(name, value, cmd, ctx)
         if cmd.program == "env":
-            for name in env_assignments(cmd):
+            for name, value in env_pairs(cmd):
                 self.note_assignment(name, prefix=True)
+                self.env_effect(name, value, cmd, ctx)
         if ctx.depth > MAX_DEPTH:
-            out.opaque.append("commands are nested too deeply to follow")
-            out.commands.append(cmd)
+            self.add(cmd)
+            self.mark_opaque(cmd, "commands are nested too deeply to follow")
             return
         if not cmd.argv:
-            out.commands.append(cmd)
+            self.add(cmd)
             return
         first = cmd.argv[0]
-        if first.dynamic:
-            out.opaque.append(f"the program name {first.shown!r} is computed at run time")
-        elif first.glob:
-            out.program_globs.append(first.pattern)
-            out.opaque.append(f"the program name {first.text!r} is a glob")
         prog = cmd.program
+        if first.dynamic:
+            self.add(cmd)
+            self.mark_opaque(cmd, f"the program name {first.shown!r} is computed at run time")
+            return
+        if first.glob:
+            out.program_globs.append(first.pattern)
+            self.add(cmd)
+            self.mark_opaque(cmd, f"the program name {first.text!r} is a glob")
+            return
+        if "/" in first.text and self.written(first, cmd.cwd):
+            self.add(cmd)
+            self.run_file(first, cmd, ctx, first.text)
+            return
         inner = unwrap(cmd) if prog is not None else None
         if inner is not None:
             kind, payload = inner
-            out.commands.append(replace(cmd, transparent=kind != "find"))
+            self.add(replace(cmd, transparent=kind != "find"))
             if kind == "argv":
                 words = cast("list[Word]", payload)
                 if words:
@@ -371,50 +571,131 @@ class _Walker:
                 self.nested_script(payload, cmd, ctx, prog or "")
             return
         if prog == "eval":
-            out.commands.append(cmd)
+            self.add(cmd)
             joined = [w for w in cmd.argv[1:]]
             if any(w.download for w in joined):
                 out.downloads_into_shell.append("eval of a downloaded script")
             if any(w.dynamic for w in joined):
-                out.opaque.append("eval runs text only known at run time")
+                self.mark_opaque(cmd, "eval runs text only known at run time")
             elif joined:
                 self.nested_script(literal_word(" ".join(w.text for w in joined)), cmd, ctx, "eval")
             return
         if prog in SHELLS or (prog is not None and is_interpreter(prog)):
-            out.commands.append(cmd)
+            self.add(cmd)
             self.shell_like(cmd, ctx, prog)
             return
         if prog in ("at", "batch"):
             # at/batch run the script they read on stdin (or from -f FILE) later.
-            out.commands.append(cmd)
+            self.add(cmd)
             stdin = cmd.stdin
             if stdin is not None and stdin.download:
                 out.downloads_into_shell.append(f"a download is fed into {prog}")
             elif stdin is not None and stdin.text is not None:
                 self.nested_script(literal_word(stdin.text), cmd, ctx, prog)
             elif stdin is not None and stdin.opaque:
-                out.opaque.append(f"{prog} runs a script only known at run time")
+                self.mark_opaque(cmd, f"{prog} runs a script only known at run time")
+            for i, w in enumerate(cmd.argv[1:-1], 1):
+                if w.text == "-f":
+                    self.run_file(cmd.argv[i + 1], cmd, ctx, prog)
             return
         if prog in SOURCE_BUILTINS:
-            out.commands.append(cmd)
-            if any(w.download for w in cmd.argv[1:]) or (cmd.stdin and cmd.stdin.download):
+            self.add(cmd)
+            if cmd.stdin and cmd.stdin.download:
                 out.downloads_into_shell.append(f"{prog} of a downloaded script")
+            target = cmd.argv[1] if len(cmd.argv) > 1 else None
+            if target is not None:
+                if target.text in ("/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"):
+                    self.shell_stdin(cmd, ctx, prog)
+                else:
+                    self.run_file(target, cmd, ctx, prog)
             return
         if prog == "alias":
             # With expand_aliases an alias runs its value: look at it as a command line.
-            out.commands.append(cmd)
+            self.add(cmd)
             for w in cmd.argv[1:]:
                 if "=" in w.text:
                     value = replace(w, text=w.text.split("=", 1)[1], fallback="")
                     self.nested_script(value, cmd, ctx, "alias")
             return
         if prog == "trap" and len(cmd.argv) > 2:
-            out.commands.append(cmd)
+            self.add(cmd)
             self.nested_script(cmd.argv[1], cmd, ctx, "trap")
             return
-        out.commands.append(cmd)
+        parts = look_inside(cmd)
+        if parts is not None:
+            self.add(cmd)
+            self.follow(parts, cmd, ctx)
+            return
+        self.add(cmd)
         if prog in DOWNLOADERS:
             out.downloaded_files |= download_targets(cmd)
+        self.hidden_shell(cmd, ctx)
+
+    def follow(self, parts: list[tuple[str, Any]], cmd: Command, ctx: _Ctx) -> None:
+        prog = cmd.program or ""
+        for kind, payload in parts:
+            if kind == "argv":
+                words = cast("list[Word]", payload)
+                if words:
+                    self.emit(replace(cmd, argv=tuple(words), via=(*cmd.via, prog)), _deeper(ctx))
+            elif kind == "script":
+                self.nested_script(cast(Word, payload), cmd, ctx, prog)
+            elif kind == "file":
+                self.run_file(cast(Word, payload), cmd, ctx, prog)
+            elif kind == "makefile":
+                self.makefile(cast(Word, payload), cmd, ctx)
+            elif kind in ("write", "read"):
+                w = cast(Word, payload)
+                op = ">" if kind == "write" else "<"
+                self.add(Command((), cmd.cwd, (Redirect(op, w),), via=cmd.via, transparent=True))
+            elif kind == "opaque":
+                self.mark_opaque(cmd, str(payload))
+
+    def makefile(self, w: Word, cmd: Command, ctx: _Ctx) -> None:
+        cwd = cmd.cwd
+        if not w.text and w.content is None:
+            # the default makefile: seen only if this line wrote it
+            if cwd is None:
+                return
+            for name in ("GNUmakefile", "makefile", "Makefile"):
+                path = lexical(name, cwd)
+                if path in self.out.written_files:
+                    w = literal_word(path)
+                    break
+            else:
+                return
+        if not self.written(w, cwd):
+            if w.dynamic or w.subst:
+                self.mark_opaque(cmd, "make runs a makefile only known at run time")
+            return
+        content = self.file_content(w, cwd or "/")
+        if content is None:
+            self.mark_opaque(cmd, "make runs a makefile this command writes, of unknown content")
+            return
+        scripts, why = makefile_scripts(content)
+        if why:
+            self.mark_opaque(cmd, why)
+        for body in scripts:
+            self.nested_script(literal_word(body), cmd, ctx, "make")
+
+    def hidden_shell(self, cmd: Command, ctx: _Ctx) -> None:
+        """An unknown program handed ``sh -c CODE`` in its arguments probably runs it."""
+        words = cmd.argv[1:]
+        for i, w in enumerate(words[:-2]):
+            base = w.text.rsplit("/", 1)[-1]
+            if base in SHELLS and words[i + 1].text == "-c":
+                self.nested_script(words[i + 2], cmd, ctx, cmd.program or "")
+
+    def shell_stdin(self, cmd: Command, ctx: _Ctx, prog: str) -> None:
+        stdin = cmd.stdin
+        if stdin is None:
+            return
+        if stdin.download:
+            self.out.downloads_into_shell.append(f"a download is fed into {prog}")
+        elif stdin.text is not None:
+            self.nested_script(literal_word(stdin.text), cmd, ctx, prog)
+        elif stdin.opaque:
+            self.mark_opaque(cmd, f"{prog} runs a script from stdin that is only known at run time")
 
     def shell_like(self, cmd: Command, ctx: _Ctx, prog: str) -> None:
         """A shell or interpreter: what code it runs (-c/-e, a file, or stdin)."""
@@ -428,38 +709,68 @@ class _Walker:
                 out.downloads_into_shell.append(f"{prog} runs a downloaded script")
             if is_shell:
                 self.nested_script(inv.code, cmd, ctx, prog)
+            elif inv.code.dynamic:
+                self.mark_opaque(cmd, f"{prog} runs code only known at run time")
+            else:
+                self.follow(code_parts(inv.code.text, _lang(prog)), cmd, ctx)
             return
         if inv.script is not None:
-            if inv.script.download:
+            if is_shell:
+                self.run_file(inv.script, cmd, ctx, prog)
+            elif inv.script.download:
                 out.downloads_into_shell.append(f"{prog} runs a downloaded script")
+            elif self.written(inv.script, cmd.cwd) or inv.script.subst:
+                content = self.file_content(inv.script, cmd.cwd or "/")
+                if content is None:
+                    self.mark_opaque(cmd, f"{prog} runs a script this command makes")
+                else:
+                    self.follow(code_parts(content, _lang(prog)), cmd, ctx)
             return
         stdin = cmd.stdin
         if stdin is None:
             return
-        if stdin.download:
+        if is_shell:
+            self.shell_stdin(cmd, ctx, prog)
+        elif stdin.download:
             out.downloads_into_shell.append(f"a download is fed into {prog}")
-        elif stdin.text is not None and is_shell:
-            self.nested_script(literal_word(stdin.text), cmd, ctx, prog)
+        elif stdin.text is not None:
+            self.follow(code_parts(stdin.text, _lang(prog)), cmd, ctx)
         elif stdin.opaque:
-            out.opaque.append(f"{prog} runs a script from stdin that is only known at run time")
+            self.mark_opaque(cmd, f"{prog} runs a script from stdin that is only known at run time")
 
     def nested_script(self, code: Word, cmd: Command, ctx: _Ctx, via: str) -> None:
         if code.dynamic:
             if code.download:
                 self.out.downloads_into_shell.append(f"{via} runs a downloaded script")
-            self.out.opaque.append(f"{via} runs code only known at run time")
+            self.opaque(f"{via} runs code only known at run time")
             return
         inner = _deeper(ctx)
         inner.cwd = cmd.cwd
         inner.via = (*cmd.via, via)
         inner.stdin = None
+        saved = self.last_output
         self.script(code.text, inner)
+        self.last_output = saved
 
     # -- words ----------------------------------------------------------------------
     def words(self, node: Any, ctx: _Ctx) -> list[Word]:
-        """A word node as the words bash makes of it (brace expansion can make several)."""
-        w = self.word(node, ctx)
-        if node.type in ("word", "concatenation") and "{" in w.text and not w.dynamic:
+        """A word node as the words bash makes of it (brace expansion, word splitting)."""
+        parts: list[tuple[str, bool]] = []
+        meta = _Meta()
+        self._word_parts(node, ctx, parts, meta, quoted=False, top=True)
+        ifs = ctx.vars.get("IFS", " \t\n")
+        if any(
+            i in meta.splits and (not p or any(c in ifs for c in p))
+            for i, (p, _) in enumerate(parts)
+        ):
+            fields = _split_fields(parts, meta.splits, ifs)
+            return [_make_word(f, meta, {}) for f in fields]
+        w = _make_word(parts, meta, meta.defaults)
+        if (
+            node.type in ("word", "concatenation", "command_name")
+            and "{" in w.text
+            and not w.dynamic
+        ):
             texts = expand_braces(w.text)
             if len(texts) > 1:
                 return [
@@ -470,35 +781,25 @@ class _Walker:
 
     def word(self, node: Any, ctx: _Ctx) -> Word:
         parts: list[tuple[str, bool]] = []  # (text, quoted)
-        flags = {"download": False, "subst": False}
-        defaults: dict[int, str] = {}  # part index -> the literal ${X:-default} falls back to
-        self._word_parts(node, ctx, parts, flags, quoted=False, top=True, defaults=defaults)
-        text = "".join(p for p, _ in parts)
-        fallback = "".join(defaults.get(i, p.replace(DYN, "")) for i, (p, _) in enumerate(parts))
-        glob = any(not q and has_glob(p.replace(DYN, "")) for p, q in parts)
-        pattern = "".join(
-            (p.replace(DYN, "*") if not q else escape_glob(p).replace(DYN, "*")) for p, q in parts
-        )
-        return Word(text, glob, pattern, flags["download"], flags["subst"], fallback)
+        meta = _Meta()
+        self._word_parts(node, ctx, parts, meta, quoted=False, top=True)
+        return _make_word(parts, meta, meta.defaults)
 
     def _word_parts(
         self,
         node: Any,
         ctx: _Ctx,
         parts: list[tuple[str, bool]],
-        flags: dict[str, bool],
+        meta: _Meta,
         *,
         quoted: bool,
         top: bool = False,
-        defaults: dict[int, str] | None = None,
     ) -> None:
         t = node.type
         if t in ("word", "number", "command_name", "special_variable_name"):
             if t == "command_name":
                 for c in node.named_children:
-                    self._word_parts(
-                        c, ctx, parts, flags, quoted=quoted, top=top, defaults=defaults
-                    )
+                    self._word_parts(c, ctx, parts, meta, quoted=quoted, top=top)
                 return
             raw = self.t(node)
             if quoted:
@@ -506,7 +807,8 @@ class _Walker:
                 return
             if top and raw.startswith("~"):
                 head, sep, rest = raw.partition("/")
-                expanded = home_dir() if head == "~" else expand_tilde(head)
+                home = ctx.vars.get("HOME", home_dir()) if "HOME" in ctx.vars else home_dir()
+                expanded = home if head == "~" else expand_tilde(head)
                 parts.append((expanded, True))
                 raw = sep + rest
             unescape_unquoted(raw, parts)
@@ -515,60 +817,150 @@ class _Walker:
         elif t == "ansi_c_string":
             parts.append((decode_ansi_c(self.t(node)[2:-1]), True))
         elif t in ("string", "translated_string"):
+            had = len(parts)
             for child in node.children:
                 ct = child.type
                 if ct == "string_content":
                     parts.append((unescape_double(self.t(child)), True))
                 elif child.is_named:
-                    self._word_parts(child, ctx, parts, flags, quoted=True, defaults=defaults)
+                    self._word_parts(child, ctx, parts, meta, quoted=True)
+            if len(parts) == had:
+                parts.append(("", True))  # "" is an empty word, not no word
         elif t == "concatenation":
             for i, child in enumerate(node.named_children):
-                self._word_parts(
-                    child, ctx, parts, flags, quoted=quoted, top=top and i == 0, defaults=defaults
-                )
-            # tree-sitter splits `{a,b}` into separate words; keep unnamed pieces too
+                self._word_parts(child, ctx, parts, meta, quoted=quoted, top=top and i == 0)
         elif t == "simple_expansion":
             name = "".join(self.t(c) for c in node.named_children)
-            parts.append((self._var(name, ctx), True))
+            self._expanded(self._var(name, ctx), quoted, parts, meta)
         elif t == "expansion":
-            named = node.named_children
-            if len(named) == 1 and named[0].type == "variable_name":
-                parts.append((self._var(self.t(named[0]), ctx), True))
-                default = _expansion_default(node, self)
-                if default is not None and defaults is not None and DYN in parts[-1][0]:
-                    defaults[len(parts) - 1] = default
-            else:
-                for child in named:
-                    self._scan(child, ctx, flags)
-                parts.append((DYN, True))
-                default = _expansion_default(node, self)
-                if default is not None and defaults is not None:
-                    defaults[len(parts) - 1] = default
+            value = self._expansion(node, ctx, meta)
+            self._expanded(value, quoted, parts, meta)
+            default = _expansion_default(node, self)
+            if default is not None and DYN in value:
+                meta.defaults[len(parts) - 1] = default
         elif t in ("command_substitution", "process_substitution"):
-            flags["subst"] = True
+            meta.subst = True
             before = len(self.out.commands)
             self.visit(node, ctx)
-            if any(c.program in DOWNLOADERS for c in self.out.commands[before:]):
-                flags["download"] = True
-            parts.append((DYN, True))
+            output = self.last_output
+            self.last_output = None
+            if _downloads(self.out.commands[before:]):
+                meta.download = True
+            if t == "command_substitution" and output is not None:
+                self._expanded(output.rstrip("\n"), quoted, parts, meta)
+            else:
+                if t == "process_substitution" and output is not None:
+                    meta.content = output
+                parts.append((DYN, True))
         elif t == "arithmetic_expansion":
-            self._scan(node, ctx, flags)
+            self._scan(node, ctx, meta)
             parts.append((DYN, True))
         else:
-            self._scan(node, ctx, flags)
+            self._scan(node, ctx, meta)
             parts.append((self.t(node) if not node.named_children else DYN, quoted))
 
-    def _scan(self, node: Any, ctx: _Ctx, flags: dict[str, bool]) -> None:
+    @staticmethod
+    def _expanded(value: str, quoted: bool, parts: list[tuple[str, bool]], meta: _Meta) -> None:
+        parts.append((value, True))
+        if not quoted:
+            meta.splits.add(len(parts) - 1)
+
+    def _expansion(self, node: Any, ctx: _Ctx, meta: _Meta) -> str:
+        """The value of ``${...}`` when it can be known: ``${x}``, ``${!ref}``, ``${x,,}``,
+        ``${x^^}``, ``${x@L}``, ``${#x}``, ``${x:1:2}``, ``${x/a/b}``, ``${x#p}``, ``${x%p}``."""
+        children = node.children
+        texts = [self.t(c) for c in children]
+        named = node.named_children
+        for child in named:
+            if child.type not in (
+                "variable_name",
+                "word",
+                "number",
+                "regex",
+                "string",
+                "raw_string",
+            ):
+                self._scan(child, ctx, meta)
+        names = [c for c in named if c.type == "variable_name"]
+        if len(names) != 1:
+            for child in named:
+                self._scan(child, ctx, meta)
+            return DYN
+        name = self.t(names[0])
+        inner = texts[1:-1] if texts[:1] == ["${"] and texts[-1:] == ["}"] else texts
+        idx = inner.index(name) if name in inner else 0
+        before, after = inner[:idx], inner[idx + 1 :]
+        if before == ["!"] and not after:
+            ref = self._var(name, ctx)
+            return DYN if DYN in ref else self._var(ref, ctx)
+        if before == ["#"] and not after:
+            v = self._var(name, ctx)
+            return DYN if DYN in v else str(len(v))
+        if before:
+            return DYN
+        value = self._var(name, ctx)
+        if not after:
+            return value
+        op = after[0]
+        rest = "".join(after[1:])
+        if op in (":-", "-", ":=", "=", ":?", "?", ":+", "+"):
+            if DYN in value:
+                return DYN
+            alternative = _literal_default(rest)
+            if op in (":+", "+"):
+                return (alternative or DYN) if value else ""
+            if op in (":-", ":=") and not value:
+                return alternative if alternative is not None else DYN
+            return value
+        if DYN in value:
+            return DYN
+        if op == ",," or (op == "@" and rest == "L"):
+            return value.lower()
+        if op == "^^" or (op == "@" and rest == "U"):
+            return value.upper()
+        if op == ",":
+            return value[:1].lower() + value[1:]
+        if op == "^" or (op == "@" and rest == "u"):
+            return value[:1].upper() + value[1:]
+        if op == "@" and rest == "Q":
+            return value
+        if op == "@" and rest == "E":
+            return decode_ansi_c(value)
+        if op == ":" and all(p.lstrip("-").isdigit() or p == ":" for p in after[1:]):
+            nums = [int(p) for p in after[1:] if p != ":"]
+            start = nums[0] if nums else 0
+            if start < 0:
+                start = max(0, len(value) + start)
+            if len(nums) > 1:
+                end = start + nums[1] if nums[1] >= 0 else len(value) + nums[1]
+                return value[start:end]
+            return value[start:]
+        literal = all(not any(ch in p for ch in "*?[$`\\") for p in after[1:])
+        if op in ("/", "//") and literal:
+            pieces = "".join(after[1:]).split("/", 1) if len(after) > 1 else [""]
+            pat = pieces[0]
+            rep = pieces[1] if len(pieces) > 1 else ""
+            if not pat:
+                return value
+            return value.replace(pat, rep) if op == "//" else value.replace(pat, rep, 1)
+        if op in ("#", "##") and literal:
+            return value.removeprefix(rest)
+        if op in ("%", "%%") and literal:
+            return value.removesuffix(rest)
+        return DYN
+
+    def _scan(self, node: Any, ctx: _Ctx, meta: _Meta) -> None:
         """Visit every substitution inside ``node`` (arithmetic, subscripts, defaults...)."""
         for child in node.named_children:
             if child.type in ("command_substitution", "process_substitution"):
-                flags["subst"] = True
+                meta.subst = True
                 before = len(self.out.commands)
                 self.visit(child, ctx)
-                if any(c.program in DOWNLOADERS for c in self.out.commands[before:]):
-                    flags["download"] = True
+                self.last_output = None
+                if _downloads(self.out.commands[before:]):
+                    meta.download = True
             else:
-                self._scan(child, ctx, flags)
+                self._scan(child, ctx, meta)
 
     @staticmethod
     def _var(name: str, ctx: _Ctx) -> str:
@@ -626,29 +1018,17 @@ def _iter_nodes(root: Any) -> Iterator[Any]:
 
 
 # -- stdin: what feeds a shell ----------------------------------------------------------
-def _pipe_feed(produced: list[Command], upstream: list[Command], before: Stdin | None) -> Stdin:
-    """What the next stage of a pipeline reads, given the commands upstream of it."""
-    download = any(c.program in DOWNLOADERS for c in upstream) or bool(before and before.download)
-    download = download or any(
+def _downloads(cmds: list[Command]) -> bool:
+    return any(c.program in DOWNLOADERS for c in cmds) or any(
         r.target is not None and r.target.text.startswith(("/dev/tcp/", "/dev/udp/"))
-        for c in upstream
+        for c in cmds
         for r in c.redirects
     )
-    if download:
-        return Stdin("pipe", download=True)
+
+
+def _pipe_feed(produced: list[Command]) -> Stdin:
+    """What the next stage of a pipeline reads when its output is not known."""
     real = [c for c in produced if c.argv and not c.transparent]
-    if (
-        len(real) == 1
-        and real[0].program in ("echo", "printf")
-        and all(not w.dynamic for w in real[0].argv[1:])
-    ):
-        words = [w.text for w in real[0].argv[1:]]
-        if real[0].program == "echo":
-            escapes = "-e" in words
-            words = [w for w in words if w not in ("-n", "-e", "-E")]
-            text = " ".join(words)
-            return Stdin("pipe", text=decode_ansi_c(text) if escapes else text)
-        return Stdin("pipe", text=decode_ansi_c(words[0]) if words else "")
     if len(real) == 1 and real[0].program == "cat" and real[0].stdin is None:
         return Stdin("pipe")  # a file's content: like running the file
     return Stdin("pipe", opaque=True)
@@ -661,15 +1041,275 @@ def _stdin_from(redirects: tuple[Redirect, ...], walker: _Walker, ctx: _Ctx) -> 
                 return Stdin("herestring", download=True)
             if r.target.dynamic:
                 return Stdin("herestring", opaque=True)
-            return Stdin("herestring", text=r.target.text)
+            return Stdin("herestring", text=r.target.text + "\n")
         if r.op == "<<":
-            return Stdin("heredoc", text=r.heredoc or "")
+            text = r.heredoc or ""
+            if DYN in text:
+                return Stdin("heredoc", opaque=True)
+            return Stdin("heredoc", text=text)
         if r.op == "<" and r.target is not None:
             t = r.target
             if t.download or t.text.startswith(("/dev/tcp/", "/dev/udp/")):
                 return Stdin("file", download=True)
+            if ctx.cwd is not None and walker.written(t, ctx.cwd):
+                content = walker.file_content(t, ctx.cwd)
+                return Stdin("file", text=content, opaque=content is None)
             return Stdin("file", opaque=t.subst)
     return None
+
+
+# -- what a command prints, when it is known ------------------------------------------
+MAX_STATIC_OUTPUT = 200_000
+
+
+def static_output(cmd: Command, walker: _Walker) -> str | None:
+    """The output of ``cmd`` when the analysis can compute it: ``echo``, ``printf``, and
+    filters of a known input (``cat``, ``base64 -d``, ``xxd -r -p``, ``rev``, ``tr``)."""
+    prog = cmd.program
+    if prog is None or any(w.dynamic for w in cmd.argv[1:]):
+        return None
+    args = [w.text for w in cmd.argv[1:]]
+    stdin = cmd.stdin
+    known_in = stdin.text if stdin is not None and not stdin.opaque else None
+    if stdin is None:
+        known_in = ""
+    out: str | None = None
+    if prog == "echo":
+        flags = ""
+        while args and args[0][:1] == "-" and len(args[0]) > 1 and set(args[0][1:]) <= set("neE"):
+            flags += args.pop(0)[1:]
+        text = " ".join(args)
+        if "e" in flags:
+            text = decode_ansi_c(text)
+        out = text if "n" in flags else text + "\n"
+    elif prog == "printf":
+        if args and args[0] == "--":
+            args = args[1:]
+        if args and args[0] == "-v":
+            return ""
+        out = printf_format(args[0], args[1:]) if args else None
+    elif prog == "cat":
+        files = [a for a in args if a != "-" and not a.startswith("-")]
+        if not files:
+            out = known_in
+        elif cmd.cwd is not None:
+            pieces = [walker.file_content(literal_word(f), cmd.cwd) for f in files]
+            out = None if any(p is None for p in pieces) else "".join(p or "" for p in pieces)
+    elif prog in ("base64", "base32") and any(a in ("-d", "--decode", "-D") for a in args):
+        data = known_in
+        files = [a for a in args if not a.startswith("-")]
+        if files and cmd.cwd is not None:
+            data = walker.file_content(literal_word(files[0]), cmd.cwd)
+        if data is not None:
+            try:
+                raw = "".join(data.split())
+                decoded = (
+                    base64.b64decode(raw + "=" * (-len(raw) % 4))
+                    if prog == "base64"
+                    else base64.b32decode(raw + "=" * (-len(raw) % 8))
+                )
+                out = decoded.decode("utf-8", "surrogateescape")
+            except (ValueError, binascii.Error):
+                out = None
+    elif prog == "xxd" and "-r" in args and ("-p" in args or "-ps" in args) and known_in:
+        try:
+            out = bytes.fromhex("".join(known_in.split())).decode("utf-8", "surrogateescape")
+        except ValueError:
+            out = None
+    elif prog == "rev" and not args and known_in is not None:
+        out = "\n".join(line[::-1] for line in known_in.split("\n"))
+    elif (
+        prog == "tr"
+        and known_in is not None
+        and len(args) == 2
+        and not any(a.startswith("-") or "[" in a or "\\" in a or "-" in a[1:-1] for a in args)
+    ):
+        src, dst = args
+        if len(dst) < len(src) and dst:
+            dst = dst + dst[-1] * (len(src) - len(dst))
+        out = known_in.translate(str.maketrans(src, dst[: len(src)])) if dst else None
+    elif prog in ("true", ":", "cd", "export", "shopt", "set", "chmod", "mkdir", "touch"):
+        out = ""
+    if out is not None and len(out) > MAX_STATIC_OUTPUT:
+        return None
+    return out
+
+
+def printf_format(fmt: str, args: list[str]) -> str:
+    """bash's printf for %s, %b, %c, %d and escapes (the format is reused for extra args)."""
+    out: list[str] = []
+    i = 0
+    rounds = 0
+    while True:
+        used = 0
+        j = 0
+        while j < len(fmt):
+            c = fmt[j]
+            if c == "\\" and j + 1 < len(fmt):
+                k = j + 2
+                while k < len(fmt) and k - j < 4 and fmt[k] in "01234567xX0123456789abcdefABCDEF":
+                    k += 1
+                # let decode_ansi_c read the longest escape it understands
+                piece = fmt[j : min(len(fmt), j + 10)]
+                decoded, consumed = _one_escape(piece)
+                out.append(decoded)
+                j += consumed
+                continue
+            if c == "%" and j + 1 < len(fmt):
+                m = re.match(r"%[-+ #0]*\d*(?:\.\d+)?([sbcdiouxXq%])", fmt[j:])
+                if not m:
+                    out.append(c)
+                    j += 1
+                    continue
+                conv = m.group(1)
+                j += m.end()
+                if conv == "%":
+                    out.append("%")
+                    continue
+                arg = args[i] if i < len(args) else ""
+                i += 1
+                used += 1
+                if conv == "b":
+                    out.append(decode_ansi_c(arg))
+                elif conv == "c":
+                    out.append(arg[:1])
+                elif conv in "diouxX":
+                    out.append(arg or "0")
+                else:
+                    out.append(arg)
+                continue
+            out.append(c)
+            j += 1
+        rounds += 1
+        if used == 0 or i >= len(args) or rounds > 1000:
+            break
+    return "".join(out)
+
+
+def _one_escape(piece: str) -> tuple[str, int]:
+    for n in range(len(piece), 1, -1):
+        decoded = decode_ansi_c(piece[:n])
+        if len(decoded) == 1 and decoded != piece[:n]:
+            return decoded, n
+    return decode_ansi_c(piece[:2]), 2
+
+
+# -- word assembly --------------------------------------------------------------------
+@dataclass
+class _Meta:
+    download: bool = False
+    subst: bool = False
+    content: str | None = None
+    #: indices of parts that are unquoted expansions (split into fields, globbed)
+    splits: set[int] = field(default_factory=set)
+    defaults: dict[int, str] = field(default_factory=dict)
+
+
+def _make_word(parts: list[tuple[str, bool]], meta: _Meta, defaults: dict[int, str]) -> Word:
+    text = "".join(p for p, _ in parts)
+    fallback = "".join(defaults.get(i, p.replace(DYN, "")) for i, (p, _) in enumerate(parts))
+    glob = any(
+        (not q or i in meta.splits) and has_glob(p.replace(DYN, ""))
+        for i, (p, q) in enumerate(parts)
+    )
+    pattern = "".join(
+        (p.replace(DYN, "*") if (not q or i in meta.splits) else escape_glob(p).replace(DYN, "*"))
+        for i, (p, q) in enumerate(parts)
+    )
+    return Word(
+        text, glob, pattern, meta.download, meta.subst, content=meta.content, fallback=fallback
+    )
+
+
+def _split_fields(
+    parts: list[tuple[str, bool]], splits: set[int], ifs: str
+) -> list[list[tuple[str, bool]]]:
+    """Bash word splitting of the unquoted expansions among ``parts``."""
+    fields: list[list[tuple[str, bool]]] = [[]]
+    keep = [False]
+    white = "".join(c for c in ifs if c in " \t\n")
+    other = "".join(c for c in ifs if c not in " \t\n")
+    sep = None
+    if ifs:
+        alts = []
+        if other:
+            alts.append(
+                f"[{re.escape(white)}]*[{re.escape(other)}][{re.escape(white)}]*"
+                if white
+                else f"[{re.escape(other)}]"
+            )
+        if white:
+            alts.append(f"[{re.escape(white)}]+")
+        sep = re.compile("|".join(alts))
+    for i, (text, quoted) in enumerate(parts):
+        if i not in splits or sep is None:
+            fields[-1].append((text, quoted))
+            keep[-1] = keep[-1] or bool(text) or (quoted and i not in splits)
+            continue
+        pieces = sep.split(text)
+        for n, piece in enumerate(pieces):
+            if n > 0:
+                fields.append([])
+                keep.append(False)
+            if piece:
+                fields[-1].append((piece, quoted))
+                keep[-1] = True
+    return [f for f, k in zip(fields, keep, strict=True) if k]
+
+
+def _declared_case(flags: str) -> str:
+    if "l" in flags:
+        return "lower"
+    if "u" in flags:
+        return "upper"
+    return ""
+
+
+def _literal_default(text: str) -> str | None:
+    if any(ch in text for ch in "$`\\") or DYN in text:
+        return None
+    return text.strip("'\"")
+
+
+def _lang(prog: str) -> str:
+    if prog.startswith("python"):
+        return "python"
+    return {"nodejs": "node", "luajit": "lua"}.get(prog, prog)
+
+
+#: Variables whose value is a command some program runs (through ``sh -c``).
+CODE_VARIABLES = frozenset(
+    {
+        "PROMPT_COMMAND",
+        "GIT_SSH_COMMAND",
+        "GIT_EDITOR",
+        "GIT_PAGER",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_ASKPASS",
+        "GIT_SSH",
+        "GIT_PROXY_COMMAND",
+        "SSH_ASKPASS",
+        "SUDO_ASKPASS",
+        "EDITOR",
+        "VISUAL",
+        "PAGER",
+        "MANPAGER",
+        "SYSTEMD_PAGER",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "BROWSER",
+        "FCEDIT",
+        "SHELL",
+        "TAR_OPTIONS",
+        "RSYNC_RSH",
+        "CVS_RSH",
+    }
+)
+#: Prompt strings: bash expands them (command substitutions included) when it shows them.
+PROMPT_VARIABLES = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4"})
+#: Variables naming a file every shell (or bash, or sh) started from here sources first.
+SOURCED_VARIABLES = frozenset({"BASH_ENV", "ENV"})
 
 
 def _expansion_default(node: Any, walker: _Walker) -> str | None:

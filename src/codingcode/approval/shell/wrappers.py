@@ -129,6 +129,12 @@ def unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | N
             continue
         break
     inner = rest[i:]
+    if prog == "coproc":
+        # `coproc { CMD; }` and `coproc NAME { CMD; }`: the grammar sees `{` as a word
+        if len(inner) > 1 and inner[1].text == "{" and inner[0].text != "{":
+            inner = inner[2:]
+        elif inner and inner[0].text == "{":
+            inner = inner[1:]
     if prog == "xargs":
         if not inner:
             return None
@@ -196,17 +202,18 @@ def _ssh_command(rest: list[Word]) -> tuple[str, Word] | None:
     return ("script", literal_word(" ".join(w.text for w in words)))
 
 
-def env_assignments(cmd: Command) -> list[str]:
-    """The NAME of each NAME=VALUE an ``env`` command sets (before its program)."""
-    names = []
+def env_pairs(cmd: Command) -> list[tuple[str, Word]]:
+    """Each NAME=VALUE an ``env`` command sets (before its program)."""
+    pairs = []
     for w in cmd.argv[1:]:
         t = w.text
         if t.startswith("-"):
             continue
         if "=" not in t:
             break
-        names.append(t.split("=", 1)[0])
-    return names
+        name, _, value = t.partition("=")
+        pairs.append((name, replace(w, text=value, fallback="")))
+    return pairs
 
 
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
