@@ -314,6 +314,8 @@ def _decode(cmd: str, rng: random.Random) -> str | None:
     if style == "printf":
         esc = "".join(f"\\x{b:02x}" for b in cmd.encode())
         return f"eval \"$(printf '%b' '{esc}')\""
+    if "\n" in cmd:
+        return None  # rev reverses each line on its own
     return f"echo {q(cmd[::-1])} | rev | sh"
 
 
@@ -370,6 +372,8 @@ def _interp(cmd: str, rng: random.Random) -> str | None:
     if style == "sedE":
         return None if "\n" in cmd else f"echo | sed {q('e ' + cmd)}"
     if style == "make":
+        if "\n" in cmd:
+            return None  # a recipe is one line per command
         return f"printf 'all:\\n\\t%s\\n' {q(cmd)} > mk; make -s -f mk"
     if style == "gitalias":
         return f"git -c alias.x={q('!' + cmd)} x"

@@ -199,6 +199,10 @@ class _Walker:
                     "(the analysis stops there)"
                 )
                 return
+        if "coproc" in text:
+            # `coproc [NAME] { ...; }`: the grammar does not know it; the body is an
+            # ordinary compound command for the analysis.
+            text = _COPROC.sub(lambda m: " " * len(m.group(0)), text)
         source = _source(text)
         tree = _parser().parse(source.parsed)
         root = tree.root_node
@@ -423,6 +427,15 @@ class _Walker:
                 or fieldname == "argument"
                 or (child.is_named and child.type in _WORD_TYPES)
             ):
+                nxt = node.children[i + 1] if i + 1 < node.child_count else None
+                if (
+                    fieldname != "name"
+                    and nxt is not None
+                    and nxt.type.endswith("_redirect")
+                    and nxt.start_byte == child.end_byte
+                    and self.t(child).isdigit()
+                ):
+                    continue  # `0<<<...`: a file descriptor number, not an argument
                 made = self.words(child, ctx)
                 if joined and argv and made:
                     # `s\<newline>udo`: bash joins the pieces into one word; the grammar
@@ -771,7 +784,12 @@ class _Walker:
             and "{" in w.text
             and not w.dynamic
         ):
-            texts = expand_braces(w.text)
+            # Only unquoted braces written in the command expand (before any expansion).
+            marked = "".join(
+                p if not q and i not in meta.splits else p.translate(_HIDE_BRACES)
+                for i, (p, q) in enumerate(parts)
+            )
+            texts = [t.translate(_SHOW_BRACES) for t in expand_braces(marked)]
             if len(texts) > 1:
                 return [
                     replace(w, text=t, pattern=t if w.glob else escape_glob(t), fallback="")
@@ -1015,6 +1033,11 @@ def _iter_nodes(root: Any) -> Iterator[Any]:
         node = stack.pop()
         yield node
         stack.extend(node.children)
+
+
+_HIDE_BRACES = str.maketrans({"{": "\x01", "}": "\x02", ",": "\x03", ".": "\x04"})
+_SHOW_BRACES = str.maketrans({"\x01": "{", "\x02": "}", "\x03": ",", "\x04": "."})
+_COPROC = re.compile(r"\bcoproc\s+(?:[A-Za-z_]\w*\s+)?(?=[{(])")
 
 
 # -- stdin: what feeds a shell ----------------------------------------------------------

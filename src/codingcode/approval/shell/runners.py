@@ -810,7 +810,9 @@ def code_parts(code: str, lang: str) -> list[Part]:
     with anything else (a variable, string building) is opaque."""
     if lang in _TCL:
         return _tcl_parts(code)
-    spawns = list(_SPAWN.finditer(code))
+    _CURRENT_LANG[0] = lang
+    spans = [m.span() for m in _STRING_LIT.finditer(code)]
+    spawns = [m for m in _SPAWN.finditer(code) if not any(a <= m.start() < b for a, b in spans)]
     backticks = lang in ("perl", "ruby", "php", "julia", "node") and _BACKTICK_RUN.search(code)
     if not spawns and not backticks:
         return []
@@ -860,13 +862,22 @@ def _call_argument(after: str) -> str | None:
         if rest or not words:
             return None
         return " ".join(shlex.quote(w) for w in words)
-    found = _STRING_LIT.match(s)
-    if not found:
-        return None
-    first = next((g for g in found.groups() if g is not None), "")
-    tail = s[found.end() :].lstrip()
-    if tail[:1] in ("+", ".", "%", "[") or "$" in first or "#{" in first:
+    perl_q = _perl_quoted(s)
+    if perl_q is not None:
+        first, end, interpolates = perl_q
+        if interpolates and "$" in first:
+            return None
+        tail = s[end:].lstrip()
+    else:
+        found = _STRING_LIT.match(s)
+        if not found:
+            return None
+        first = next((g for g in found.groups() if g is not None), "")
+        tail = s[found.end() :].lstrip()
+    if tail[:1] in ("+", ".", "%", "[") or "#{" in first:
         return None  # string building: the command is only known at run time
+    if s[:1] == '"' and lang_interpolates(s) and "$" in first:
+        return None  # "...$x..." in perl, ruby, php: a variable in the command
     words = [first]
     if tail[:1] == ",":
         close = _matching("(" + tail, "(", ")")
@@ -875,6 +886,36 @@ def _call_argument(after: str) -> str | None:
     if len(words) == 1:
         return first
     return " ".join(shlex.quote(w) for w in words)
+
+
+def lang_interpolates(s: str) -> bool:
+    # Python and JavaScript never put a variable into "..."; perl, ruby, php may.
+    return _CURRENT_LANG[0] in ("perl", "ruby", "php")
+
+
+_CURRENT_LANG = ["python"]
+_PAIRS = {"(": ")", "{": "}", "[": "]", "<": ">"}
+
+
+def _perl_quoted(s: str) -> tuple[str, int, bool] | None:
+    """perl's q(...) / qq{...} literal at the start of ``s``: (text, end, interpolates)."""
+    m = re.match(r"(qq|q)\s*([({\[<])", s)
+    if not m:
+        return None
+    open_c = m.group(2)
+    close_c = _PAIRS[open_c]
+    depth = 0
+    for i in range(m.end() - 1, len(s)):
+        c = s[i]
+        if c == "\\":
+            continue
+        if c == open_c:
+            depth += 1
+        elif c == close_c:
+            depth -= 1
+            if depth == 0:
+                return s[m.end() : i], i + 1, m.group(1) == "qq"
+    return None
 
 
 def _matching(s: str, open_c: str, close_c: str) -> int | None:

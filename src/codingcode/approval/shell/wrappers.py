@@ -137,7 +137,20 @@ def unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | N
             inner = inner[1:]
     if prog == "xargs":
         if not inner:
-            return None
+            inner = [literal_word("echo")]
+        stdin = cmd.stdin
+        if stdin is not None and stdin.text is not None and not replace_str:
+            # the items xargs reads become arguments of the command
+            zero = any(w.text in ("-0", "--null") for w in rest)
+            try:
+                items = (
+                    [x for x in stdin.text.split("\0") if x] if zero else shlex.split(stdin.text)
+                )
+            except ValueError:
+                items = [DYN]
+            inner = [*inner, *(literal_word(x) for x in items[:1000])]
+        elif not replace_str and stdin is not None:
+            inner = [*inner, Word(DYN)]
         if replace_str:
             inner = [
                 replace(w, text=w.text.replace(replace_str, DYN), fallback="")
