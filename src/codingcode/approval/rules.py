@@ -109,7 +109,7 @@ def split_rule(text: str) -> tuple[str, str | None]:
 class _Compiled:
     rule: Rule
     index: int  # position in the sorted order
-    tool_re: re.Pattern[str]
+    tool_re: re.Pattern[str] | None  # None for a literal tool name (compared as text)
     tool_is_literal: bool
     kind: str  # "all" | "command" | "path" | "domain" | "param:NAME" | "value" | "url"
     regex: str  # the SPEC as a regex over the subject of its kind
@@ -149,8 +149,8 @@ def _path_regex(spec: str, project: Path) -> str:
 
 def _compile(rule: Rule, index: int, project: Path) -> _Compiled:
     tool, spec = split_rule(rule.text)
-    tool_re = re.compile(fnmatch.translate(tool))
     literal = not any(c in tool for c in "*?[")
+    tool_re = None if literal else re.compile(fnmatch.translate(tool))
     if spec is None or spec == "*":
         return _Compiled(rule, index, tool_re, literal, "all", "")
     if literal and tool == "execute_command":
@@ -332,18 +332,40 @@ class RuleEngine:
             enumerate(rules), key=lambda p: (-p[1].priority, _STRICTNESS[p[1].action], p[0])
         )
         self.rules: list[Rule] = [r for _, r in ordered]
-        self._compiled = [_compile(r, i, self.project) for i, r in enumerate(self.rules)]
+        # Start-up is linear and cheap: rules are grouped by tool name here and compiled
+        # only when a call of their tool first needs them (20,000 rules: bench_rules.py).
+        self._by_tool: dict[str, list[int]] = {}
+        self._glob_tools: list[tuple[int, re.Pattern[str]]] = []
+        for i, r in enumerate(self.rules):
+            tool = split_rule(r.text)[0]
+            if any(c in tool for c in "*?["):
+                self._glob_tools.append((i, re.compile(fnmatch.translate(tool))))
+            else:
+                self._by_tool.setdefault(tool, []).append(i)
+        self._compiled_cache: dict[int, _Compiled] = {}
         self._plans: dict[str, _ToolPlan] = {}
+
+    def _compiled(self, i: int) -> _Compiled:
+        found = self._compiled_cache.get(i)
+        if found is None:
+            found = _compile(self.rules[i], i, self.project)
+            self._compiled_cache[i] = found
+        return found
 
     def _plan(self, tool: str) -> _ToolPlan:
         plan = self._plans.get(tool)
         if plan is None:
-            mine = [c for c in self._compiled if c.tool_re.fullmatch(tool)]
+            indices = list(self._by_tool.get(tool, ()))
+            indices += [i for i, pattern in self._glob_tools if pattern.fullmatch(tool)]
+            mine = [self._compiled(i) for i in sorted(indices)]
             files = []
             if tool == "execute_command":
+                literal_file_rules = sorted(
+                    i for t in (*FILE_TOOLS, "search_code") for i in self._by_tool.get(t, ())
+                )
                 files = [
                     replace(c, kind="shellpath")
-                    for c in self._compiled
+                    for c in map(self._compiled, literal_file_rules)
                     if c.kind == "path" and c.rule.action != "allow" and c.tool_is_literal
                 ]
             plan = _ToolPlan(_RuleSet(mine), _RuleSet(files))
@@ -604,7 +626,8 @@ class Policy:
 
     def ignored_grants(self, *, distrust_project: bool = False) -> list[str]:
         kept = self.without_untrusted_grants(distrust_project=distrust_project)
-        ignored = [f"allow rule {r.text}" for r in self.rules if r not in kept.rules]
+        kept_ids = {id(r) for r in kept.rules}  # identity: linear in the number of rules
+        ignored = [f"allow rule {r.text}" for r in self.rules if id(r) not in kept_ids]
         if self.default_mode != kept.default_mode:
             ignored.append(f"defaultMode {self.default_mode}")
         return ignored
@@ -635,7 +658,8 @@ def rules_from_section(
         try:
             split_rule(text)
             rule = Rule(text.strip(), action, priority, scope, str(source), reason, trusted)
-            _compile(rule, 0, Path("/"))
+            if "[" in text:  # the only way a rule's pattern can fail to compile
+                re.compile(_compile(rule, 0, Path("/")).regex)
         except (RuleSyntaxError, re.error) as exc:
             raise SettingsError(f"Invalid settings in {source}: {where} {text!r}: {exc}.") from None
         rules.append(rule)

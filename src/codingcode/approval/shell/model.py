@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
+from functools import cached_property
 
 #: Stands for a part of a word only known at run time.
 DYN = "\x00"
 MAX_DEPTH = 12
-MAX_COMMAND_CHARS = 100_000
+MAX_COMMAND_CHARS = 200_000
 #: Simple commands one analysis follows (nested scripts, decoded payloads and written files
 #: included); beyond it the line is asked about. Keeps every decision linear and bounded.
 MAX_COMMANDS = 50_000
@@ -58,6 +59,8 @@ def literal_word(text: str) -> Word:
 
 
 def escape_glob(text: str) -> str:
+    if "*" not in text and "?" not in text and "[" not in text:
+        return text
     return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
@@ -96,7 +99,7 @@ class Command:
     #: with this set must never be passed unasked (rules ask about it in every mode).
     opaque: str | None = None
 
-    @property
+    @cached_property
     def program(self) -> str | None:
         """The program's name (``/usr/bin/sudo`` → ``sudo``); None if computed at run time."""
         if not self.argv:

@@ -264,6 +264,17 @@ class _Walker:
                 ctx.vars.pop(self.t(child), None)
         elif t in _WORD_TYPES:
             self.word(node, ctx)
+        elif t == "list":
+            # `a && b || c ...` nests to the left: walk the spine without recursing
+            rights = []
+            while node.type == "list" and node.named_children:
+                kids = node.named_children
+                rights.extend(reversed(kids[1:]))
+                node = kids[0]
+            self.visit(node, ctx)
+            for child in reversed(rights):
+                self.visit(child, ctx)
+            self.last_output = None
         elif t == "compound_statement" and len(node.named_children) == 1:
             self.visit(node.named_children[0], ctx)
         elif t == "function_definition":
@@ -768,11 +779,15 @@ class _Walker:
     # -- words ----------------------------------------------------------------------
     def words(self, node: Any, ctx: _Ctx) -> list[Word]:
         """A word node as the words bash makes of it (brace expansion, word splitting)."""
+        if node.type in ("word", "command_name"):
+            raw = self.t(node)
+            if _PLAIN_WORD.fullmatch(raw):  # the common case, with nothing to expand
+                return [Word(raw, False, raw, fallback=raw)]
         parts: list[tuple[str, bool]] = []
         meta = _Meta()
         self._word_parts(node, ctx, parts, meta, quoted=False, top=True)
         ifs = ctx.vars.get("IFS", " \t\n")
-        if any(
+        if meta.splits and any(
             i in meta.splits and (not p or any(c in ifs for c in p))
             for i, (p, _) in enumerate(parts)
         ):
@@ -1035,6 +1050,7 @@ def _iter_nodes(root: Any) -> Iterator[Any]:
         stack.extend(node.children)
 
 
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_./:=@%+,-]+")
 _HIDE_BRACES = str.maketrans({"{": "\x01", "}": "\x02", ",": "\x03", ".": "\x04"})
 _SHOW_BRACES = str.maketrans({"\x01": "{", "\x02": "}", "\x03": ",", "\x04": "."})
 _COPROC = re.compile(r"\bcoproc\s+(?:[A-Za-z_]\w*\s+)?(?=[{(])")
@@ -1229,6 +1245,18 @@ class _Meta:
 
 
 def _make_word(parts: list[tuple[str, bool]], meta: _Meta, defaults: dict[int, str]) -> Word:
+    if len(parts) == 1 and not meta.splits and DYN not in parts[0][0]:
+        p, q = parts[0]  # the common case: one plain piece
+        glob = not q and has_glob(p)
+        return Word(
+            p,
+            glob,
+            p if not q else escape_glob(p),
+            meta.download,
+            meta.subst,
+            content=meta.content,
+            fallback=p,
+        )
     text = "".join(p for p, _ in parts)
     fallback = "".join(defaults.get(i, p.replace(DYN, "")) for i, (p, _) in enumerate(parts))
     glob = any(

@@ -24,6 +24,7 @@ import re
 import shlex
 from typing import Any
 
+from codingcode.approval.shell.expand import decode_ansi_c
 from codingcode.approval.shell.model import DYN, Command, Word, literal_word
 
 Part = tuple[str, Any]
@@ -746,7 +747,7 @@ _TCL = frozenset({"tclsh", "wish", "expect"})
 def look_inside(cmd: Command) -> list[Part] | None:
     """What ``cmd`` runs besides itself (see the module doc), or None."""
     prog = cmd.program
-    if prog is None:
+    if prog is None or prog not in _HANDLED:
         return None
     found = _runner(cmd)
     if found is not None:
@@ -832,6 +833,9 @@ def code_parts(code: str, lang: str) -> list[Part]:
             parts.append(("opaque", f"{lang} {name}() starts a process the analysis cannot see"))
             continue
         parts.append(("script", literal_word(arg)))
+        decoded = decode_ansi_c(arg)  # the language's own escapes (`\\`, `\x..`)
+        if decoded != arg:
+            parts.append(("script", literal_word(decoded)))
     if backticks:
         for lit in re.findall(r"`([^`]*)`", code):
             if "$" in lit or "#{" in lit:
@@ -953,3 +957,70 @@ def _tcl_parts(code: str) -> list[Part]:
     if re.search(r"\b(eval|uplevel|source|interp)\b", code):
         parts.append(("opaque", "tcl eval/source runs code the analysis does not follow"))
     return parts
+
+
+#: Every program look_inside knows something about (anything else: None at once).
+_HANDLED = frozenset(
+    {
+        "npx",
+        "bunx",
+        "pnpx",
+        "npm",
+        "pnpm",
+        "yarn",
+        "uvx",
+        "uv",
+        "poetry",
+        "pdm",
+        "hatch",
+        "rye",
+        "pipenv",
+        "pipx",
+        "conda",
+        "docker",
+        "podman",
+        "nerdctl",
+        "kubectl",
+        "oc",
+        "ip",
+        "prlimit",
+        "start-stop-daemon",
+        "systemd-run",
+        "ssh",
+        "scp",
+        "sftp",
+        "tar",
+        "bsdtar",
+        "gtar",
+        "rsync",
+        "git",
+        "man",
+        "sed",
+        "gsed",
+        "make",
+        "gmake",
+        "bmake",
+        "gdb",
+        "lldb",
+        "cgdb",
+        "socat",
+        "nc",
+        "ncat",
+        "netcat",
+        "hash",
+        "fc",
+        "history",
+        "enable",
+        "mapfile",
+        "readarray",
+        "crontab",
+        "complete",
+        "compgen",
+        "expect",
+        "newgrp",
+    }
+    | _SIMPLE_RUNNERS
+    | _VIM
+    | _PAGERS
+    | AWK_LIKE
+)
