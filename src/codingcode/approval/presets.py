@@ -301,6 +301,8 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
                 yield "R4", f"{prog} -m {mode} sets the {bit} bit"
     # R1
     yield from _root_delete(c)
+    yield from _stdin_paths(c)
+    yield from _maybe_runs(c)
     # R3: a file downloaded earlier in this command line, run now
     if analysis.downloaded_files and c.argv:
         runs: list[shell.Word] = []
@@ -367,6 +369,7 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
         if "=" in w.text and not w.dynamic:
             value = w.text.split("=", 1)[1]
             yield from _word_paths(shell.literal_word(value), cwd, f"{prog} option")
+        yield from _embedded_paths(w, cwd, prog)
 
 
 _CODE_RUNS = re.compile(
@@ -436,6 +439,10 @@ def _code_text_findings(code: str) -> Iterator[Finding]:
 
 def _word_paths(w: shell.Word, cwd: str | None, what: str) -> Iterator[Finding]:
     text = w.text
+    if w.dynamic and w.fallback and shell.DYN not in w.fallback and cwd is not None:
+        # ${F:-.env}: what it is when the variable is empty or unset
+        for rid in sorted(classify_path(w.fallback, cwd)):
+            yield rid, f"{what} {w.fallback} (the default of {w.shown})"
     if not text or text == shell.DYN:
         return
     if cwd is None and not text.startswith(("/", "~")):
@@ -455,6 +462,199 @@ def _word_paths(w: shell.Word, cwd: str | None, what: str) -> Iterator[Finding]:
         return
     for rid in sorted(classify_path(text, base_cwd)):
         yield rid, f"{what} {text}"
+
+
+_FILE_URL = re.compile(r"file:(?://[^/]*)?(/[^\s'\"]*)", re.IGNORECASE)
+#: Programs that take the names of files to read on stdin (one per line or word).
+FILE_LIST_READERS = frozenset({"cpio", "afio", "pax", "zip", "7z", "7za", "rsync", "tar"})
+
+
+def _embedded_paths(w: shell.Word, cwd: str | None, prog: str | None) -> Iterator[Finding]:
+    """Paths inside an argument: ``file:///etc/shadow`` URLs, ``@/path`` (curl -d @F),
+    ``-I/path`` style values."""
+    text = w.text
+    if w.dynamic or not text:
+        return
+    for m in _FILE_URL.finditer(text):
+        from urllib.parse import unquote
+
+        yield from _word_paths(shell.literal_word(unquote(m.group(1))), cwd, f"{prog} URL")
+    at = text.rfind("@")
+    if at >= 0 and text[at + 1 : at + 2] in ("/", "~", "."):
+        yield from _word_paths(shell.literal_word(text[at + 1 :]), cwd, f"{prog} @file")
+
+
+def _stdin_paths(c: shell.Command) -> Iterator[Finding]:
+    """``echo ~/.ssh/id_rsa | cpio -o``: file names a program reads from its stdin."""
+    stdin = c.stdin
+    prog = c.program
+    if stdin is None or stdin.text is None or prog not in FILE_LIST_READERS:
+        return
+    if prog in ("tar", "rsync") and not any(
+        w.text in ("-T", "--files-from", "-") or w.text.startswith("--files-from")
+        for w in c.argv[1:]
+    ):
+        return
+    if prog == "zip" and not any(w.text == "-@" for w in c.argv[1:]):
+        return
+    for name in stdin.text.split():
+        expanded = name
+        yield from _word_paths(shell.literal_word(expanded), c.cwd, f"{prog} reads from stdin")
+
+
+#: Programs that never run their arguments (so ``grep -rn sudo`` is no wrapper).
+NOT_RUNNERS = frozenset(
+    {
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "ag",
+        "ack",
+        "git",
+        "cat",
+        "less",
+        "more",
+        "head",
+        "tail",
+        "man",
+        "info",
+        "help",
+        "which",
+        "whereis",
+        "type",
+        "command",
+        "apropos",
+        "whatis",
+        "tldr",
+        "apt",
+        "apt-get",
+        "apt-cache",
+        "dpkg",
+        "rpm",
+        "dnf",
+        "yum",
+        "pacman",
+        "zypper",
+        "apk",
+        "brew",
+        "snap",
+        "flatpak",
+        "nix",
+        "pip",
+        "pip3",
+        "npm",
+        "pnpm",
+        "yarn",
+        "cargo",
+        "gem",
+        "go",
+        "echo",
+        "printf",
+        "ls",
+        "find",
+        "locate",
+        "file",
+        "stat",
+        "wc",
+        "sort",
+        "uniq",
+        "diff",
+        "cmp",
+        "sed",
+        "awk",
+        "tr",
+        "cut",
+        "touch",
+        "mkdir",
+        "rm",
+        "cp",
+        "mv",
+        "ln",
+        "chmod",
+        "chown",
+        "test",
+        "[",
+        "pgrep",
+        "pkill",
+        "killall",
+        "ps",
+        "journalctl",
+        "systemctl",
+        "id",
+        "groups",
+        "getent",
+        "useradd",
+        "usermod",
+        "passwd",
+        "visudo",
+        "ssh-keygen",
+        "tee",
+        "xxd",
+        "base64",
+        "hexdump",
+        "od",
+        "strings",
+        "readlink",
+        "realpath",
+        "basename",
+        "dirname",
+        "true",
+        "false",
+        ":",
+        "alias",
+        "unalias",
+        "complete",
+        "compgen",
+        "declare",
+        "local",
+        "export",
+        "set",
+        "unset",
+        "read",
+        "wait",
+        "jobs",
+        "kill",
+        "code",
+        "vim",
+        "vi",
+        "nano",
+        "emacs",
+        "git-lfs",
+        "gh",
+        "jq",
+        "yq",
+        "curl",
+        "wget",
+        "tar",
+        "zip",
+        "unzip",
+        "gzip",
+        "gunzip",
+        "docker",
+        "podman",
+        "kubectl",
+        "history",
+        "hash",
+    }
+)
+
+
+def _maybe_runs(c: shell.Command) -> Iterator[Finding]:
+    """An unknown program given the name of a forbidden one may well run it: ``foo sudo
+    id`` is asked about (a known non-runner like ``grep -rn sudo`` is not)."""
+    prog = c.program
+    if prog is None or prog in NOT_RUNNERS or prog in PRIVILEGE or prog in SHUTDOWN:
+        return
+    if prog in shell.WRAPPERS or c.transparent:
+        return
+    for w in c.argv[1:]:
+        if w.dynamic or w.text.startswith("-"):
+            continue
+        base = posixpath.basename(w.text)
+        if base in PRIVILEGE or base in SHUTDOWN:
+            yield OPAQUE_ID, f"{prog} may run {base} (a program the analysis does not know)"
+            return
 
 
 def _first_positional(args: Iterable[shell.Word]) -> str | None:

@@ -296,6 +296,9 @@ class _Walker:
         where = cmd or Command((), ctx.cwd, via=ctx.via)
         if name.startswith(("BASH_FUNC_", "BASH_ALIASES", "BASH_CMDS")):
             self.opaque(f"{name} defines code the shell runs later")
+        elif name == "SHELL" and cmd is not None and cmd.argv:
+            if value.dynamic or value.text.rsplit("/", 1)[-1] not in SHELLS:
+                self.opaque("SHELL names a program that tools (script, make, vim...) run")
         elif name in CODE_VARIABLES:
             text = value.text
             if name == "LESSOPEN" or name == "LESSCLOSE":
@@ -481,6 +484,7 @@ class _Walker:
     # -- files written and run in the same line ------------------------------------
     def record_writes(self, cmd: Command, output: str | None) -> None:
         files = self.out.written_files
+        before = len(files)
         cwd = cmd.cwd
         for r in cmd.redirects:
             if r.target is None or ">" not in r.op or r.target.text == "/dev/null":
@@ -489,12 +493,13 @@ class _Walker:
                 continue
             path = lexical(r.target.text, cwd)
             if r.op.endswith(">>") and path in files:
-                before = files[path]
-                files[path] = None if before is None or output is None else before + output
+                old = files[path]
+                files[path] = None if old is None or output is None else old + output
             else:
                 files[path] = output
         prog = cmd.program
         if cwd is None or prog is None:
+            self._check_written(before)
             return
         args = [w for w in cmd.argv[1:] if not w.text.startswith("-")]
         targets: list[tuple[Word, str | None]] = []
@@ -510,6 +515,12 @@ class _Walker:
         for w, content in targets:
             if not w.dynamic:
                 files[lexical(w.text, cwd)] = content
+        self._check_written(before)
+
+    def _check_written(self, before: int) -> None:
+        for path in list(self.out.written_files)[before:]:
+            if "/.git/hooks/" in path or path.endswith(("/.git/config", "/.gitconfig")):
+                self.opaque(f"{path} is a file git runs or reads commands from later")
 
     def file_content(self, w: Word, cwd: str) -> str | None:
         """The content of the file ``w`` names, when this line wrote it (else None)."""
@@ -645,6 +656,12 @@ class _Walker:
             self.add(cmd)
             self.nested_script(cmd.argv[1], cmd, ctx, "trap")
             return
+        if prog in ("npm", "pnpm", "yarn", "bun") and cmd.cwd is not None:
+            manifest = lexical("package.json", cmd.cwd)
+            if manifest in out.written_files:
+                self.add(cmd)
+                self.package_scripts(out.written_files[manifest], cmd, ctx)
+                return
         parts = look_inside(cmd)
         if parts is not None:
             self.add(cmd)
@@ -701,6 +718,23 @@ class _Walker:
             self.mark_opaque(cmd, why)
         for body in scripts:
             self.nested_script(literal_word(body), cmd, ctx, "make")
+
+    def package_scripts(self, content: str | None, cmd: Command, ctx: _Ctx) -> None:
+        """npm/yarn run scripts of a package.json this line wrote: look at every one."""
+        import json
+
+        try:
+            scripts = json.loads(content or "").get("scripts", {}) if content else None
+        except (ValueError, AttributeError):
+            scripts = None
+        if not isinstance(scripts, dict):
+            self.mark_opaque(
+                cmd, "package.json is written by this command; its scripts are unknown"
+            )
+            return
+        for body in scripts.values():
+            if isinstance(body, str):
+                self.nested_script(literal_word(body), cmd, ctx, "package.json")
 
     def hidden_shell(self, cmd: Command, ctx: _Ctx) -> None:
         """An unknown program handed ``sh -c CODE`` in its arguments probably runs it."""
