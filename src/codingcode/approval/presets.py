@@ -239,7 +239,7 @@ def _glob_findings(
 
 
 # -- commands ---------------------------------------------------------------------------
-def command_findings(command: str, cwd: str) -> Iterator[Finding]:
+def command_findings(command: str, cwd: str, _depth: int = 0) -> Iterator[Finding]:
     analysis = shell.analyze(command, cwd)
     for why in analysis.downloads_into_shell:
         yield "R3", why
@@ -259,6 +259,12 @@ def command_findings(command: str, cwd: str) -> Iterator[Finding]:
             yield "R5", f"{base} appears in a command that could not be parsed"
     for why in analysis.opaque:
         yield OPAQUE_ID, why
+    if _depth < 2:
+        for text, where, prog in analysis.speculative:
+            for rule_id, why in command_findings(text, where or cwd, _depth=_depth + 1):
+                if rule_id != OPAQUE_ID:
+                    yield OPAQUE_ID, f"{prog} may run {text[:60]!r} as commands ({why})"
+                    break
 
 
 def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Finding]:
@@ -303,6 +309,7 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
     yield from _root_delete(c)
     yield from _stdin_paths(c)
     yield from _maybe_runs(c)
+    yield from _paths_inside_arguments(c)
     # R3: a file downloaded earlier in this command line, run now
     if analysis.downloaded_files and c.argv:
         runs: list[shell.Word] = []
@@ -502,149 +509,14 @@ def _stdin_paths(c: shell.Command) -> Iterator[Finding]:
         yield from _word_paths(shell.literal_word(expanded), c.cwd, f"{prog} reads from stdin")
 
 
-#: Programs that never run their arguments (so ``grep -rn sudo`` is no wrapper).
-NOT_RUNNERS = frozenset(
-    {
-        "grep",
-        "egrep",
-        "fgrep",
-        "rg",
-        "ag",
-        "ack",
-        "git",
-        "cat",
-        "less",
-        "more",
-        "head",
-        "tail",
-        "man",
-        "info",
-        "help",
-        "which",
-        "whereis",
-        "type",
-        "command",
-        "apropos",
-        "whatis",
-        "tldr",
-        "apt",
-        "apt-get",
-        "apt-cache",
-        "dpkg",
-        "rpm",
-        "dnf",
-        "yum",
-        "pacman",
-        "zypper",
-        "apk",
-        "brew",
-        "snap",
-        "flatpak",
-        "nix",
-        "pip",
-        "pip3",
-        "npm",
-        "pnpm",
-        "yarn",
-        "cargo",
-        "gem",
-        "go",
-        "echo",
-        "printf",
-        "ls",
-        "find",
-        "locate",
-        "file",
-        "stat",
-        "wc",
-        "sort",
-        "uniq",
-        "diff",
-        "cmp",
-        "sed",
-        "awk",
-        "tr",
-        "cut",
-        "touch",
-        "mkdir",
-        "rm",
-        "cp",
-        "mv",
-        "ln",
-        "chmod",
-        "chown",
-        "test",
-        "[",
-        "pgrep",
-        "pkill",
-        "killall",
-        "ps",
-        "journalctl",
-        "systemctl",
-        "id",
-        "groups",
-        "getent",
-        "useradd",
-        "usermod",
-        "passwd",
-        "visudo",
-        "ssh-keygen",
-        "tee",
-        "xxd",
-        "base64",
-        "hexdump",
-        "od",
-        "strings",
-        "readlink",
-        "realpath",
-        "basename",
-        "dirname",
-        "true",
-        "false",
-        ":",
-        "alias",
-        "unalias",
-        "complete",
-        "compgen",
-        "declare",
-        "local",
-        "export",
-        "set",
-        "unset",
-        "read",
-        "wait",
-        "jobs",
-        "kill",
-        "code",
-        "vim",
-        "vi",
-        "nano",
-        "emacs",
-        "git-lfs",
-        "gh",
-        "jq",
-        "yq",
-        "curl",
-        "wget",
-        "tar",
-        "zip",
-        "unzip",
-        "gzip",
-        "gunzip",
-        "docker",
-        "podman",
-        "kubectl",
-        "history",
-        "hash",
-    }
-)
+NOT_RUNNERS = shell.NON_RUNNERS
 
 
 def _maybe_runs(c: shell.Command) -> Iterator[Finding]:
     """An unknown program given the name of a forbidden one may well run it: ``foo sudo
     id`` is asked about (a known non-runner like ``grep -rn sudo`` is not)."""
     prog = c.program
-    if prog is None or prog in NOT_RUNNERS or prog in PRIVILEGE or prog in SHUTDOWN:
+    if prog is None or prog in shell.NAME_ARGS or prog in PRIVILEGE or prog in SHUTDOWN:
         return
     if prog in shell.WRAPPERS or c.transparent:
         return
@@ -655,6 +527,28 @@ def _maybe_runs(c: shell.Command) -> Iterator[Finding]:
         if base in PRIVILEGE or base in SHUTDOWN:
             yield OPAQUE_ID, f"{prog} may run {base} (a program the analysis does not know)"
             return
+
+
+_TOKEN = re.compile(r"""(?:~|\.{0,2})/[^\s'"`;,)}\]]*|(?<![\w.-])\.env(?:\.[\w.-]+)?(?![\w.-])""")
+
+
+def _paths_inside_arguments(c: shell.Command) -> Iterator[Finding]:
+    """An unknown program's arguments may hold paths inside a larger text (``apache2 -C
+    'Include /etc/shadow'``, ``--conf={"file": "~/.ssh/id_rsa"}``): every path-like token
+    is checked. Programs known to take plain text (grep patterns, commit messages, echo)
+    are left alone."""
+    prog = c.program
+    if prog is None or prog in NOT_RUNNERS or prog in NAMES_ONLY or c.cwd is None:
+        return
+    for w in c.argv[1:]:
+        text = w.text
+        if w.dynamic or not any(ch in text for ch in " ={:,'\"") or len(text) > 4096:
+            continue  # a plain word was checked as a path already
+        for token in _TOKEN.findall(text):
+            for rid, why in _word_paths(shell.literal_word(token), c.cwd, f"{prog} argument"):
+                if rid in ("R6", "R7") and prog in METADATA_ONLY:
+                    continue
+                yield rid, why
 
 
 def _first_positional(args: Iterable[shell.Word]) -> str | None:

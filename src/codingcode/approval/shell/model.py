@@ -143,6 +143,10 @@ class Analysis:
     #: Paths the line reads through other channels than arguments: names fed on stdin to
     #: programs that take file lists (``echo F | cpio -o``), ``$(<F)``.
     read_paths: list[str] = field(default_factory=list)
+    #: Text an unknown program reads on stdin or holds in an argument, which it may run as
+    #: commands (``echo 'cat /etc/shadow' | screen``): (text, cwd, program). What the rules
+    #: would refuse in it is asked about, never denied (it may well be plain data).
+    speculative: list[tuple[str, str | None, str]] = field(default_factory=list)
 
     def simple_commands(self) -> list[Command]:
         """Every simple command that runs (pseudo-commands of bare redirects left out),

@@ -47,6 +47,7 @@ from codingcode.approval.shell.model import (
 )
 from codingcode.approval.shell.programs import (
     DOWNLOADERS,
+    NON_RUNNERS,
     RISKY_VARIABLES,
     SHELLS,
     SOURCE_BUILTINS,
@@ -95,7 +96,9 @@ def _analyze_cached(command: str, cwd: str) -> Analysis:
         return out
     try:
         with _LOCK:  # one parser, shared: tree-sitter parsers are not thread-safe
-            _Walker(out).script(command, _Ctx(cwd, {}, 0))
+            walker = _Walker(out)
+            walker.script(command, _Ctx(cwd, {}, 0))
+            walker.finish()
     except (RecursionError, ValueError, UnicodeError) as exc:
         # Fail closed: what cannot be analysed is asked about, never allowed.
         out.opaque.append(f"the command could not be analysed ({type(exc).__name__})")
@@ -156,6 +159,26 @@ class _Walker:
         #: Nested script text parsed so far (bounded by MAX_NESTED_CHARS).
         self.nested_chars = 0
         self.over_budget = False
+        #: Files this line wrote that start a shell or run commands, with the number of
+        #: commands seen when they were written.
+        self.active_files: list[tuple[str, int]] = []
+
+    def finish(self) -> None:
+        """After the walk: a file written with commands in it, then an unknown program."""
+        for path, index in self.active_files:
+            for c in self.out.commands[index:]:
+                prog = c.program
+                if (
+                    prog is not None
+                    and prog not in NON_RUNNERS
+                    and prog not in SHELLS
+                    and prog not in SOURCE_BUILTINS
+                    and not is_interpreter(prog)
+                    and not c.transparent
+                    and not ("/" in c.argv[0].text and self.written(c.argv[0], c.cwd))
+                ):
+                    self.opaque(f"{path} is written with commands in it, and {prog} may run them")
+                    return
 
     def opaque(self, reason: str) -> None:
         self.out.opaque.append(reason)
@@ -519,6 +542,11 @@ class _Walker:
 
     def _check_written(self, before: int) -> None:
         for path in list(self.out.written_files)[before:]:
+            content = self.out.written_files[path]
+            if content is not None and _RUNS_SOMETHING.search(content):
+                # a config file or script that starts a shell or runs commands: a later
+                # program of this line may run it (Gemfile, ansible playbook, .conf ...)
+                self.active_files.append((path, len(self.out.commands)))
             if "/.git/hooks/" in path or path.endswith(("/.git/config", "/.gitconfig")):
                 self.opaque(f"{path} is a file git runs or reads commands from later")
 
@@ -671,6 +699,22 @@ class _Walker:
         if prog in DOWNLOADERS:
             out.downloaded_files |= download_targets(cmd)
         self.hidden_shell(cmd, ctx)
+        if prog not in NON_RUNNERS and not ctx.via:
+            self.speculate(cmd)
+
+    def speculate(self, cmd: Command) -> None:
+        """An unknown program may run what it reads on stdin or holds in its arguments."""
+        prog = cmd.program or ""
+        if prog in STARTS_A_SHELL:
+            self.shell_stdin(cmd, _Ctx(cmd.cwd, {}, 1, cmd.via), prog)
+            return
+        stdin = cmd.stdin
+        if stdin is not None and stdin.text:
+            self.out.speculative.append((stdin.text[:20_000], cmd.cwd, prog))
+        for w in cmd.argv[1:]:
+            text = w.text
+            if not w.dynamic and any(ch in text for ch in " !;|(") and len(text) < 20_000:
+                self.out.speculative.append((_strip_runner_marks(text), cmd.cwd, prog))
 
     def follow(self, parts: list[tuple[str, Any]], cmd: Command, ctx: _Ctx) -> None:
         prog = cmd.program or ""
@@ -737,12 +781,32 @@ class _Walker:
                 self.nested_script(literal_word(body), cmd, ctx, "package.json")
 
     def hidden_shell(self, cmd: Command, ctx: _Ctx) -> None:
-        """An unknown program handed ``sh -c CODE`` in its arguments probably runs it."""
+        """An unknown program handed a shell in its arguments probably starts it:
+        ``X sh -c CODE`` runs CODE, ``X --opt='/bin/sh -c CODE'`` too, and ``X /bin/sh``
+        (or ``X -o Hook=/bin/sh``) starts a shell that reads X's stdin."""
+        prog = cmd.program or ""
+        if prog in NON_RUNNERS:
+            return
         words = cmd.argv[1:]
-        for i, w in enumerate(words[:-2]):
-            base = w.text.rsplit("/", 1)[-1]
-            if base in SHELLS and words[i + 1].text == "-c":
-                self.nested_script(words[i + 2], cmd, ctx, cmd.program or "")
+        for i, w in enumerate(words):
+            if w.dynamic:
+                continue
+            if (
+                i + 2 < len(words)
+                and words[i + 1].text == "-c"
+                and w.text.rsplit("/", 1)[-1] in SHELLS
+            ):
+                self.nested_script(words[i + 2], cmd, ctx, prog)
+                continue
+            m = _SHELL_IN_WORD.search(w.text)
+            if m is None and w.text not in ("shell", "sh", "bash", "repl", "console"):
+                continue
+            rest = w.text[m.start("shell") :] if m is not None else ""
+            if " " in rest or ";" in rest:
+                self.nested_script(literal_word(rest), cmd, ctx, prog)
+            # and the shell it starts reads this command's stdin
+            self.shell_stdin(cmd, ctx, f"{prog} (a shell it may start)")
+            return
 
     def shell_stdin(self, cmd: Command, ctx: _Ctx, prog: str) -> None:
         stdin = cmd.stdin
@@ -751,7 +815,7 @@ class _Walker:
         if stdin.download:
             self.out.downloads_into_shell.append(f"a download is fed into {prog}")
         elif stdin.text is not None:
-            self.nested_script(literal_word(stdin.text), cmd, ctx, prog)
+            self.nested_script(literal_word(stdin.text), cmd, ctx, prog, stdin_used=True)
         elif stdin.opaque:
             self.mark_opaque(cmd, f"{prog} runs a script from stdin that is only known at run time")
 
@@ -796,7 +860,9 @@ class _Walker:
         elif stdin.opaque:
             self.mark_opaque(cmd, f"{prog} runs a script from stdin that is only known at run time")
 
-    def nested_script(self, code: Word, cmd: Command, ctx: _Ctx, via: str) -> None:
+    def nested_script(
+        self, code: Word, cmd: Command, ctx: _Ctx, via: str, *, stdin_used: bool = False
+    ) -> None:
         if code.dynamic:
             if code.download:
                 self.out.downloads_into_shell.append(f"{via} runs a downloaded script")
@@ -805,7 +871,9 @@ class _Walker:
         inner = _deeper(ctx)
         inner.cwd = cmd.cwd
         inner.via = (*cmd.via, via)
-        inner.stdin = None
+        # The code's commands read what the command reads (`echo X | bash -c 'sh'`), unless
+        # the script itself came from that stdin (`echo X | bash`).
+        inner.stdin = None if stdin_used else cmd.stdin
         saved = self.last_output
         self.script(code.text, inner)
         self.last_output = saved
@@ -1084,6 +1152,27 @@ def _iter_nodes(root: Any) -> Iterator[Any]:
         stack.extend(node.children)
 
 
+#: A shell named inside a word: ``/bin/sh``, ``--cmd=bash``, ``{"/bin/sh;false"}``.
+_SHELL_IN_WORD = re.compile(
+    r"(?:^|[=\s\"'{;:,(])(?P<shell>(?:/usr)?(?:/s?bin/|/usr/local/bin/)?"
+    r"(?:ba|da|z|k|mk|c|tc|a|ya|fi)?sh)(?=$|[\s;\"'})&|,])"
+)
+_RUNS_SOMETHING = re.compile(
+    r"(?:^|[=\s\"'{;:,(!|`])(?:/usr)?(?:/s?bin/)?(?:ba|da|z|k|c|a)?sh(?:$|[\s;\"'})&|,])|"
+    r"\b(?:system|exec|popen|spawn|shell_exec|passthru)\s*\(|\bos\.execute\b|`[^`]+`"
+)
+#: Programs that start an interactive shell (which reads their stdin).
+STARTS_A_SHELL = frozenset(
+    {"screen", "tmux", "capsh", "sg", "newgrp", "script", "byobu", "dtach", "abduco"}
+)
+
+
+def _strip_runner_marks(text: str) -> str:
+    """``!cmd``, ``%(cmd)``, ``esyscmd(cmd)``, ``exec { 'cmd': }``: the command inside."""
+    text = re.sub(r"^[^!]*!", "", text) if "!" in text else text
+    return re.sub(r"[%(){}\[\]'\"`]", " ", text)
+
+
 _PLAIN_WORD = re.compile(r"[A-Za-z0-9_./:=@%+,-]+")
 _HIDE_BRACES = str.maketrans({"{": "\x01", "}": "\x02", ",": "\x03", ".": "\x04"})
 _SHOW_BRACES = str.maketrans({"\x01": "{", "\x02": "}", "\x03": ",", "\x04": "."})
@@ -1120,8 +1209,12 @@ def _stdin_from(redirects: tuple[Redirect, ...], walker: _Walker, ctx: _Ctx) -> 
             if DYN in text:
                 return Stdin("heredoc", opaque=True)
             return Stdin("heredoc", text=text)
+        if r.op == "<&" and r.target is None:
+            return Stdin("file", opaque=True)  # `0<&2`: stdin is another descriptor
         if r.op == "<" and r.target is not None:
             t = r.target
+            if t.text in ("/dev/tty", "/dev/console") or t.text.startswith("/dev/pts/"):
+                return Stdin("file", opaque=True)  # whatever is typed there
             if t.download or t.text.startswith(("/dev/tcp/", "/dev/udp/")):
                 return Stdin("file", download=True)
             if ctx.cwd is not None and walker.written(t, ctx.cwd):
