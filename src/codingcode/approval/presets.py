@@ -529,7 +529,7 @@ def _maybe_runs(c: shell.Command) -> Iterator[Finding]:
             return
 
 
-_TOKEN = re.compile(r"""(?:~|\.{0,2})/[^\s'"`;,)}\]]*|(?<![\w.-])\.env(?:\.[\w.-]+)?(?![\w.-])""")
+_TOKEN = re.compile(r"""(?:~|\.{0,2})/[^\s'"`;,)}\]@|]*|(?<![\w.-])\.env(?:\.[\w.-]+)?(?![\w.-])""")
 
 
 def _paths_inside_arguments(c: shell.Command) -> Iterator[Finding]:
@@ -538,11 +538,22 @@ def _paths_inside_arguments(c: shell.Command) -> Iterator[Finding]:
     is checked. Programs known to take plain text (grep patterns, commit messages, echo)
     are left alone."""
     prog = c.program
-    if prog is None or prog in NOT_RUNNERS or prog in NAMES_ONLY or c.cwd is None:
+    if prog is None or prog in NAMES_ONLY or c.cwd is None:
         return
-    for w in c.argv[1:]:
+    words = list(c.argv[1:])
+    if prog in NOT_RUNNERS:
+        # tar --transform=s@.*@/etc/passwd@ renames what it extracts to that path
+        words = [
+            w
+            for i, w in enumerate(words)
+            if w.text.startswith(("--xform", "--transform"))
+            or (i > 0 and words[i - 1].text in ("--xform", "--transform"))
+        ]
+        if prog != "tar" or not words:
+            return
+    for w in words:
         text = w.text
-        if w.dynamic or not any(ch in text for ch in " ={:,'\"") or len(text) > 4096:
+        if w.dynamic or not any(ch in text for ch in " ={:,@'\"") or len(text) > 4096:
             continue  # a plain word was checked as a path already
         for token in _TOKEN.findall(text):
             for rid, why in _word_paths(shell.literal_word(token), c.cwd, f"{prog} argument"):

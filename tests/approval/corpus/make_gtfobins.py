@@ -113,9 +113,14 @@ def _variants(code: str, function: str, source: dict[str, Any]) -> list[dict[str
         if "/path/to/output-file" not in code:
             return made
         for target in TARGETS:
-            case(_fill(code, {"/path/to/output-file": target, "/path/to/input-file": ORDINARY}),
-                 "deny-or-ask", target)
-        harmless = _fill(code, {"/path/to/output-file": "notes.txt", "/path/to/input-file": ORDINARY})
+            case(
+                _fill(code, {"/path/to/output-file": target, "/path/to/input-file": ORDINARY}),
+                "deny-or-ask",
+                target,
+            )
+        harmless = _fill(
+            code, {"/path/to/output-file": "notes.txt", "/path/to/input-file": ORDINARY}
+        )
         case(harmless, _harmless(harmless), "notes.txt")
     else:
         body = _fill(code, {"/path/to/input-file": ORDINARY, "/path/to/output-file": "out.txt"})

@@ -170,7 +170,7 @@ class _Walker:
                 prog = c.program
                 if (
                     prog is not None
-                    and prog not in NON_RUNNERS
+                    and prog not in _ONLY_READS
                     and prog not in SHELLS
                     and prog not in SOURCE_BUILTINS
                     and not is_interpreter(prog)
@@ -324,6 +324,12 @@ class _Walker:
                 self.opaque("SHELL names a program that tools (script, make, vim...) run")
         elif name in CODE_VARIABLES:
             text = value.text
+            if name == "LESSOPEN" and not text.startswith(("|", "-")):
+                # its output names the file less shows instead: any path in it is read
+                for token in text.split():
+                    if token.startswith(("/", "~", ".")):
+                        target = (Redirect("<", literal_word(token)),)
+                        self.add(Command((), ctx.cwd, target, via=ctx.via, transparent=True))
             if name == "LESSOPEN" or name == "LESSCLOSE":
                 text = text.lstrip("|-")
             self.nested_script(replace(value, text=text), where, ctx, name)
@@ -1158,9 +1164,13 @@ _SHELL_IN_WORD = re.compile(
     r"(?:ba|da|z|k|mk|c|tc|a|ya|fi)?sh)(?=$|[\s;\"'})&|,])"
 )
 _RUNS_SOMETHING = re.compile(
+    r"/etc/+g?shadow|/etc/+passwd|\.ssh/|(?<![\w.-])\.env(?![\w-])|"
     r"(?:^|[=\s\"'{;:,(!|`])(?:/usr)?(?:/s?bin/)?(?:ba|da|z|k|c|a)?sh(?:$|[\s;\"'})&|,])|"
     r"\b(?:system|exec|popen|spawn|shell_exec|passthru)\s*\(|\bos\.execute\b|`[^`]+`"
 )
+#: Programs that read a file written earlier in the line without running what it says.
+_ONLY_READS = NON_RUNNERS - {"kubectl", "docker", "podman", "wget", "curl", "systemctl", "zip"}
+
 #: Programs that start an interactive shell (which reads their stdin).
 STARTS_A_SHELL = frozenset(
     {"screen", "tmux", "capsh", "sg", "newgrp", "script", "byobu", "dtach", "abduco"}
@@ -1479,6 +1489,10 @@ CODE_VARIABLES = frozenset(
         "BROWSER",
         "FCEDIT",
         "SHELL",
+        "SYSTEMD_EDITOR",
+        "SUDO_EDITOR",
+        "KUBE_EDITOR",
+        "RESTIC_PASSWORD_COMMAND",
         "TAR_OPTIONS",
         "RSYNC_RSH",
         "CVS_RSH",

@@ -430,6 +430,12 @@ NON_RUNNERS = NON_RUNNERS - {
     "nix",
     "brew",
     "man",
+    "go",
+    "cargo",
+    "gem",
+    "pip",
+    "pip3",
+    "cmake",
 }
 
 #: Programs whose arguments are names of things, not commands (``apt install sudo``
@@ -437,6 +443,12 @@ NON_RUNNERS = NON_RUNNERS - {
 NAME_ARGS = NON_RUNNERS | frozenset(
     {
         "man",
+        "go",
+        "cargo",
+        "gem",
+        "pip",
+        "pip3",
+        "cmake",
         "apt",
         "apt-get",
         "dpkg",

@@ -758,6 +758,19 @@ def look_inside(cmd: Command) -> list[Part] | None:
         return _tar(cmd) or None
     if prog == "rsync":
         return _rsync(cmd) or None
+    if prog == "zip":
+        rest = list(cmd.argv[1:])
+        for i, w in enumerate(rest):
+            if w.text in ("-TT", "--unzip-command") and i + 1 < len(rest):
+                return [("script", rest[i + 1])]
+            if w.text.startswith("--unzip-command="):
+                return [("script", _lit(w.text.split("=", 1)[1]))]
+        return None
+    if prog == "wget":
+        for w in cmd.argv[1:]:
+            if w.text.startswith("--use-askpass="):
+                return [("file", _lit(w.text.split("=", 1)[1]))]
+        return None
     if prog == "git":
         return _git(cmd) or None
     if prog in _VIM:
@@ -993,6 +1006,8 @@ _HANDLED = frozenset(
         "bsdtar",
         "gtar",
         "rsync",
+        "zip",
+        "wget",
         "git",
         "man",
         "sed",

@@ -129,6 +129,8 @@ def unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | N
             continue
         break
     inner = rest[i:]
+    if prog in ("sg", "newgrp") and not inner:
+        return None  # no command: it starts a shell (which reads stdin)
     if prog == "coproc":
         # `coproc { CMD; }` and `coproc NAME { CMD; }`: the grammar sees `{` as a word
         if len(inner) > 1 and inner[1].text == "{" and inner[0].text != "{":
