@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +21,8 @@ from urllib.parse import urlsplit
 from codingcode.approval import shell
 from codingcode.approval.paths import classify_glob, classify_path, has_glob, lexical
 from codingcode.approval.paths import spellings as classify_spellings
+from codingcode.approval.roles import call_roles, role_by_name
+from codingcode.tools.definition import ArgRole
 
 
 @dataclass(frozen=True)
@@ -118,9 +120,21 @@ class PresetVerdict:
     reason: str
 
 
-def check(tool: str, args: dict[str, Any], project: Path, cwd: Path) -> PresetVerdict:
-    """The preset rules' verdict on one call: deny beats ask beats continue."""
-    findings = list(_findings(tool, args, project, cwd))
+def check(
+    tool: str,
+    args: dict[str, Any],
+    project: Path,
+    cwd: Path,
+    roles: Mapping[str, ArgRole] | None = None,
+) -> PresetVerdict:
+    """The preset rules' verdict on one call: deny beats ask beats continue.
+
+    ``roles`` are the call's argument roles (declared by its tool, or inferred: see
+    :mod:`codingcode.approval.roles`); the rules read them, never the tool's name.
+    """
+    if roles is None:
+        roles = call_roles({}, args, tool)
+    findings = list(_findings(args, project, cwd, roles))
     for want in ("deny", "ask"):
         for rule_id, why in findings:
             action = BY_ID[rule_id].action if rule_id in BY_ID else "ask"
@@ -155,59 +169,77 @@ PATH_KEYS = frozenset(
 COMMAND_KEYS = frozenset({"command", "cmd", "script", "shell_command"})
 
 
-def _findings(tool: str, args: dict[str, Any], project: Path, cwd: Path) -> Iterator[Finding]:
+def _findings(
+    args: dict[str, Any], project: Path, cwd: Path, roles: Mapping[str, ArgRole]
+) -> Iterator[Finding]:
     proj = str(project)
-    if tool == "execute_command":
-        cmd_cwd = str(cwd)
-        yield from _path_findings(cmd_cwd, proj, "the command runs in")
-        command = args.get("command")
-        if isinstance(command, str):
-            yield from command_findings(command, lexical(cmd_cwd, proj))
-        return
-    if tool in ("read_file", "write_file", "edit_file"):
-        path = args.get("path")
-        if isinstance(path, str):
-            yield from _path_findings(path, proj, f"{tool} of")
-        return
-    if tool == "search_files":
-        path = args.get("path")
-        if isinstance(path, str):
-            yield from (
-                f for f in _path_findings(path, proj, "search_files in") if f[0] in ("R8", "R9")
-            )
-        pattern = args.get("pattern")
-        if isinstance(pattern, str):
-            yield from _glob_findings(pattern, proj, "search_files pattern", only=("R8",))
-        return
-    if tool == "search_code":
-        glob = args.get("glob")
-        if isinstance(glob, str):
-            yield from _glob_findings(glob, proj, "search_code glob")
-        return
-    if tool == "fetch_url":
-        url = args.get("url")
-        if isinstance(url, str) and url.lower().startswith("file:"):
-            yield from _path_findings(urlsplit(url).path or "/", proj, "fetch_url of")
-        return
-    if tool in ("todo_write", "web_search", "tool_search", "dispatch_agent"):
-        return
-    # Any other tool (MCP, custom): the paths and commands its arguments carry.
-    yield from _generic_findings(args, proj)
+    has_command = any(r == "command" for r in roles.values())
+    # a content-searching tool (it has a text argument) reads the files its glob matches;
+    # a name-listing one only walks directories
+    reads_matches = any(r == "text" for r in roles.values())
+    unroled: dict[str, Any] = {}
+    for name, value in args.items():
+        role = roles.get(name)
+        if role is None:
+            unroled[name] = value
+            continue
+        values = value if isinstance(value, list) else [value]
+        for v in values:
+            if not isinstance(v, str):
+                continue
+            if role == "command":
+                cmd_cwd = str(cwd)
+                yield from command_findings(v, lexical(cmd_cwd, proj))
+            elif role == "cwd":
+                yield from _path_findings(v, proj, "the command runs in")
+            elif role == "path":
+                yield from _path_findings(v, proj, f"{name} names")
+            elif role == "directory":
+                yield from (
+                    f for f in _path_findings(v, proj, f"{name} walks") if f[0] in ("R8", "R9")
+                )
+            elif role == "glob":
+                yield from _glob_findings(
+                    v, proj, f"{name} pattern", only=None if reads_matches else ("R8",)
+                )
+            elif role == "url" and v.lower().startswith("file:"):
+                yield from _path_findings(urlsplit(v).path or "/", proj, f"{name} of")
+            # content and text are data, not places or programs
+    if has_command and "cwd" not in roles.values():
+        yield from _path_findings(str(cwd), proj, "the command runs in")
+    if unroled and not roles:
+        # A tool that declares nothing (an MCP or custom tool): the paths and commands
+        # its arguments carry, by their names and by how they look.
+        yield from _generic_findings(unroled, proj)
+    elif unroled:
+        # Declared tools: nested values are still scanned for what looks like a path.
+        yield from _generic_findings(unroled, proj, only_looks=True)
 
 
-def _generic_findings(args: Any, proj: str, key: str = "") -> Iterator[Finding]:
+def _generic_findings(
+    args: Any, proj: str, key: str = "", *, only_looks: bool = False, depth: int = 0
+) -> Iterator[Finding]:
+    if depth > 32:
+        return
     if isinstance(args, dict):
         for k, v in args.items():
-            yield from _generic_findings(v, proj, str(k).lower())
+            yield from _generic_findings(
+                v, proj, str(k).lower(), only_looks=only_looks, depth=depth + 1
+            )
     elif isinstance(args, list):
         for v in args:
-            yield from _generic_findings(v, proj, key)
+            yield from _generic_findings(v, proj, key, only_looks=only_looks, depth=depth + 1)
     elif isinstance(args, str):
-        if key in COMMAND_KEYS:
+        role = None if only_looks else role_by_name(key)
+        if role == "command" or (not only_looks and key in COMMAND_KEYS):
             yield from command_findings(args, proj)
-        elif key in PATH_KEYS or args.startswith(("/", "~", "./", "../")):
+        elif (
+            role in ("path", "cwd")
+            or (not only_looks and key in PATH_KEYS)
+            or (args.startswith(("/", "~", "./", "../")) and "\n" not in args[:4096])
+        ):
             yield from _path_findings(args, proj, f"argument {key or 'value'}")
-        elif key == "url" and args.lower().startswith("file:"):
+        elif (role == "url" or key == "url") and args.lower().startswith("file:"):
             yield from _path_findings(urlsplit(args).path or "/", proj, "url")
 
 

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from codingcode.approval import presets, shell
 from codingcode.approval.paths import begin_decision, glob_to_regex, home_dir, lexical, spellings
 from codingcode.approval.pipeline import RULES, LayerResult, ToolCall
+from codingcode.approval.roles import call_roles, first_with
 from codingcode.config import Scope, Settings, SettingsError, load_settings
 
 RuleAction = Literal["allow", "ask", "deny"]
@@ -299,8 +300,16 @@ def _subjects(kind: str, call: ToolCall) -> list[str]:
         v = args.get(kind[6:])
         return [] if v is None else [v if isinstance(v, str) else json.dumps(v)]
     if kind == "path":
-        key = PRIMARY_ARG.get(call.tool, "path")
-        v = args.get(key)
+        roles = call_roles(call.arg_roles, args, call.tool, call.origin.kind)
+        v = next(
+            (
+                args[n]
+                for want in ("path", "directory", "glob")
+                for n, r in roles.items()
+                if r == want and n in args
+            ),
+            args.get(PRIMARY_ARG.get(call.tool, "path")),
+        )
         if not isinstance(v, str):
             return []
         if call.tool == "search_code":
@@ -352,14 +361,24 @@ class RuleEngine:
             self._compiled_cache[i] = found
         return found
 
-    def _plan(self, tool: str) -> _ToolPlan:
-        plan = self._plans.get(tool)
+    def _plan(self, tool: str, *, runs_commands: bool = False) -> _ToolPlan:
+        key = f"{tool}\0{runs_commands}"
+        plan = self._plans.get(key)
         if plan is None:
             indices = list(self._by_tool.get(tool, ()))
             indices += [i for i, pattern in self._glob_tools if pattern.fullmatch(tool)]
             mine = [self._compiled(i) for i in sorted(indices)]
+            if runs_commands:
+                # The SPEC of a rule for a tool that runs a command line (its argument role
+                # is ``command``) is a command pattern, as for execute_command.
+                mine = [
+                    replace(c, kind="command", regex=_command_regex(c.rule.spec or ""))
+                    if c.kind == "value" and c.tool_is_literal
+                    else c
+                    for c in mine
+                ]
             files = []
-            if tool == "execute_command":
+            if runs_commands:
                 literal_file_rules = sorted(
                     i for t in (*FILE_TOOLS, "search_code") for i in self._by_tool.get(t, ())
                 )
@@ -370,13 +389,14 @@ class RuleEngine:
                 ]
             plan = _ToolPlan(_RuleSet(mine), _RuleSet(files))
             if len(self._plans) < 4096:
-                self._plans[tool] = plan
+                self._plans[key] = plan
         return plan
 
     # -- the layer ------------------------------------------------------------------
     def evaluate(self, call: ToolCall) -> LayerResult:
         begin_decision()
-        verdict = presets.check(call.tool, call.args, call.project_path, call.cwd)
+        roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
+        verdict = presets.check(call.tool, call.args, call.project_path, call.cwd, roles)
         user = self.evaluate_user(call)
         if verdict.action == "deny":
             return LayerResult(RULES, "deny", verdict.reason, verdict.rule, preset=True)
@@ -389,16 +409,20 @@ class RuleEngine:
         return LayerResult(RULES, "continue", "no rule matches this call")
 
     def evaluate_user(self, call: ToolCall) -> LayerResult | None:
-        plan = self._plan(call.tool)
+        roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
+        command = first_with(roles, call.args, "command")
+        plan = self._plan(call.tool, runs_commands=command is not None)
         if not plan.all and not plan.file_restrict:
             return None
-        if call.tool == "execute_command" and isinstance(call.args.get("command"), str):
-            return self._evaluate_command(call, plan)
+        if command is not None:
+            # any tool that runs a command line: its rules match every simple command
+            return self._evaluate_command(call, plan, command)
         found = plan.all.best_for_call(call)
         return _result(found) if found is not None else None
 
-    def _evaluate_command(self, call: ToolCall, plan: _ToolPlan) -> LayerResult | None:
-        command = str(call.args["command"])
+    def _evaluate_command(
+        self, call: ToolCall, plan: _ToolPlan, command: str
+    ) -> LayerResult | None:
         cwd = lexical(str(call.cwd), call.project_path)
         analysis = shell.analyze(command, cwd)
         winners: list[_Compiled] = []
