@@ -22,7 +22,7 @@ from tests.approval import oracle
 
 def main() -> None:
     seed = int(sys.argv[1]) if len(sys.argv) > 1 else 20261203
-    count = int(sys.argv[2]) if len(sys.argv) > 2 else 300
+    count = int(sys.argv[2]) if len(sys.argv) > 2 else 100
     verbose = "-v" in sys.argv
     if not oracle.available():
         print("bubblewrap is not usable here: the oracle cannot run")

@@ -113,9 +113,21 @@ class _Compiled:
     tool_re: re.Pattern[str] | None  # None for a literal tool name (compared as text)
     tool_is_literal: bool
     kind: str  # "all" | "command" | "path" | "domain" | "param:NAME" | "value" | "url"
-    regex: str  # the SPEC as a regex over the subject of its kind
+    #: the SPEC as a regex over the subject of its kind ("" for a path rule until needed:
+    #: see :func:`_regex_of`)
+    regex: str
     #: For path rules: the absolute glob (its literal components index the rule).
     glob: str = ""
+    spec: str = ""
+
+
+def _regex_of(c: _Compiled) -> str:
+    if c.regex or c.kind not in ("path", "shellpath"):
+        return c.regex
+    absolute = c.glob
+    if absolute.endswith("/**"):  # `dir/**` also means the directory itself
+        return glob_to_regex(absolute[:-3]) + "(?:/.*)?"
+    return glob_to_regex(absolute)
 
 
 def _command_regex(spec: str) -> str:
@@ -141,14 +153,11 @@ def path_pattern(spec: str, project: Path) -> str:
     return str(project).rstrip("/") + "/" + (spec[2:] if spec.startswith("./") else spec)
 
 
-def _path_regex(spec: str, project: Path) -> str:
-    absolute = path_pattern(spec, project)
-    if absolute.endswith("/**"):  # `dir/**` also means the directory itself
-        return glob_to_regex(absolute[:-3]) + "(?:/.*)?"
-    return glob_to_regex(absolute)
-
-
 def _compile(rule: Rule, index: int, project: Path) -> _Compiled:
+    return replace(_compile_kind(rule, index, project), spec=split_rule(rule.text)[1] or "")
+
+
+def _compile_kind(rule: Rule, index: int, project: Path) -> _Compiled:
     tool, spec = split_rule(rule.text)
     literal = not any(c in tool for c in "*?[")
     tool_re = None if literal else re.compile(fnmatch.translate(tool))
@@ -179,7 +188,7 @@ def _compile(rule: Rule, index: int, project: Path) -> _Compiled:
             tool_re,
             literal,
             "path",
-            _path_regex(spec, project),
+            "",  # made from the glob when a call first needs it
             path_pattern(spec, project),
         )
     if literal and tool == "fetch_url":
@@ -189,7 +198,7 @@ def _compile(rule: Rule, index: int, project: Path) -> _Compiled:
 
 def _rule_key(c: _Compiled) -> str | None:
     """A literal a subject must contain for the rule to match (for indexing), if any."""
-    spec = c.rule.spec or ""
+    spec = c.spec
     if c.kind == "command":
         if spec.endswith(":*"):
             spec = spec[:-2] + " *"
@@ -220,15 +229,24 @@ class _KindIndex:
 
     def __init__(self, kind: str, rules: list[_Compiled]) -> None:
         self.kind = kind
-        self.keyed: dict[str, list[tuple[_Compiled, re.Pattern[str]]]] = {}
-        self.unkeyed: list[tuple[_Compiled, re.Pattern[str]]] = []
+        # Patterns are compiled on first use: a call only touches the rules keyed by what
+        # it names (start-up stays linear and cheap with 20,000 rules).
+        self.keyed: dict[str, list[_Compiled]] = {}
+        self.unkeyed: list[_Compiled] = []
+        self._patterns: dict[int, re.Pattern[str]] = {}
         for c in rules:
-            entry = (c, re.compile(c.regex, re.DOTALL))
             key = _rule_key(c)
             if key is None:
-                self.unkeyed.append(entry)
+                self.unkeyed.append(c)
             else:
-                self.keyed.setdefault(key, []).append(entry)
+                self.keyed.setdefault(key, []).append(c)
+
+    def _pattern(self, c: _Compiled) -> re.Pattern[str]:
+        found = self._patterns.get(c.index)
+        if found is None:
+            found = re.compile(_regex_of(c), re.DOTALL)
+            self._patterns[c.index] = found
+        return found
 
     def best(self, subjects: Sequence[str]) -> _Compiled | None:
         best: _Compiled | None = None
@@ -239,10 +257,10 @@ class _KindIndex:
                 if found:
                     groups.append(found)
             for group in groups:
-                for c, pattern in group:  # each group is in rule order: stop at the first
+                for c in group:  # each group is in rule order: stop at the first
                     if best is not None and c.index >= best.index:
                         break
-                    if pattern.fullmatch(subject):
+                    if self._pattern(c).fullmatch(subject):
                         best = c
                         break
         return best
@@ -372,7 +390,7 @@ class RuleEngine:
                 # The SPEC of a rule for a tool that runs a command line (its argument role
                 # is ``command``) is a command pattern, as for execute_command.
                 mine = [
-                    replace(c, kind="command", regex=_command_regex(c.rule.spec or ""))
+                    replace(c, kind="command", regex=_command_regex(c.spec))
                     if c.kind == "value" and c.tool_is_literal
                     else c
                     for c in mine
@@ -683,7 +701,7 @@ def rules_from_section(
             split_rule(text)
             rule = Rule(text.strip(), action, priority, scope, str(source), reason, trusted)
             if "[" in text:  # the only way a rule's pattern can fail to compile
-                re.compile(_compile(rule, 0, Path("/")).regex)
+                re.compile(_regex_of(_compile(rule, 0, Path("/"))))
         except (RuleSyntaxError, re.error) as exc:
             raise SettingsError(f"Invalid settings in {source}: {where} {text!r}: {exc}.") from None
         rules.append(rule)
