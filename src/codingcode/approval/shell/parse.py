@@ -366,6 +366,10 @@ class _Walker:
             w = replace(w, text=ctx.vars[name] + w.text)
         elif appended:
             w = replace(w, text=DYN + w.text)
+        attribute = f"{DYN}case:{name}"  # declare -l/-u stays with the variable
+        if case:
+            ctx.vars[attribute] = case
+        case = ctx.vars.get(attribute, "")
         if case == "lower":
             w = replace(w, text=w.text.lower())
         elif case == "upper":
@@ -896,6 +900,12 @@ class _Walker:
         self._word_parts(node, ctx, parts, meta, quoted=False, top=True)
         ifs = ctx.vars.get("IFS", " \t\n")
         if meta.splits and any(
+            not q and i not in meta.splits and "{" in p for i, (p, q) in enumerate(parts)
+        ):
+            # brace expansion and then word splitting of the same word: left unknown
+            # (a program name so spelled is asked about) rather than guessed
+            return [Word(DYN, pattern="*", subst=meta.subst, download=meta.download)]
+        if meta.splits and any(
             i in meta.splits and (not p or any(c in ifs for c in p))
             for i, (p, _) in enumerate(parts)
         ):
@@ -1412,36 +1422,44 @@ def _make_word(parts: list[tuple[str, bool]], meta: _Meta, defaults: dict[int, s
 def _split_fields(
     parts: list[tuple[str, bool]], splits: set[int], ifs: str
 ) -> list[list[tuple[str, bool]]]:
-    """Bash word splitting of the unquoted expansions among ``parts``."""
+    """Bash word splitting of the unquoted expansions among ``parts`` (POSIX field
+    splitting: IFS white space collapses and trims, each other IFS character ends a field,
+    even an empty one; a final delimiter makes no empty field)."""
     fields: list[list[tuple[str, bool]]] = [[]]
     keep = [False]
     white = "".join(c for c in ifs if c in " \t\n")
     other = "".join(c for c in ifs if c not in " \t\n")
-    sep = None
-    if ifs:
-        alts = []
-        if other:
-            alts.append(
-                f"[{re.escape(white)}]*[{re.escape(other)}][{re.escape(white)}]*"
-                if white
-                else f"[{re.escape(other)}]"
-            )
-        if white:
-            alts.append(f"[{re.escape(white)}]+")
-        sep = re.compile("|".join(alts))
+    alts = []
+    if other:
+        w = f"[{re.escape(white)}]*" if white else ""
+        alts.append(f"{w}[{re.escape(other)}]{w}")
+    if white:
+        alts.append(f"[{re.escape(white)}]+")
+    sep = re.compile("|".join(alts)) if alts else None
+
+    def end_field(hard: bool) -> None:
+        if hard:
+            keep[-1] = True
+        fields.append([])
+        keep.append(False)
+
     for i, (text, quoted) in enumerate(parts):
         if i not in splits or sep is None:
             fields[-1].append((text, quoted))
             keep[-1] = keep[-1] or bool(text) or (quoted and i not in splits)
             continue
-        pieces = sep.split(text)
-        for n, piece in enumerate(pieces):
-            if n > 0:
-                fields.append([])
-                keep.append(False)
-            if piece:
-                fields[-1].append((piece, quoted))
+        pos = 0
+        for m in sep.finditer(text):
+            if m.start() > pos:
+                fields[-1].append((text[pos : m.start()], quoted))
                 keep[-1] = True
+            hard = any(c in other for c in m.group(0))
+            if hard or keep[-1] or fields[-1]:
+                end_field(hard)
+            pos = m.end()
+        if pos < len(text):
+            fields[-1].append((text[pos:], quoted))
+            keep[-1] = True
     return [f for f, k in zip(fields, keep, strict=True) if k]
 
 
