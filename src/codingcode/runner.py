@@ -73,6 +73,7 @@ class ToolRunner:
         call_id: str,
     ) -> ToolCall:
         from codingcode.approval.pipeline import ToolCall
+        from codingcode.approval.roles import infer_arg_roles
 
         return ToolCall(
             tool=name,
@@ -84,7 +85,8 @@ class ToolRunner:
             # An MCP tool's read-only annotation is set only from a server the settings
             # mark trusted (codingcode.mcp.client); built-ins go by the fixed list (A2).
             read_only_hint=definition.origin.kind == "mcp" and definition.annotations.read_only,
-            arg_roles=definition.arg_roles,
+            # a tool that declares no roles (most MCP tools): inferred from its schema
+            arg_roles=definition.arg_roles or infer_arg_roles(definition.input_schema()),
             effects=definition.effects,
             origin=definition.origin,
             call_id=call_id,

@@ -70,7 +70,10 @@ class ToolCall:
     @property
     def cwd(self) -> Path:
         """The directory relative paths of this call resolve against."""
-        cwd = self.args.get("cwd") if self.tool == "execute_command" else None
+        from codingcode.approval.roles import call_roles, first_with
+
+        roles = call_roles(self.arg_roles, self.args, self.tool, self.origin.kind)
+        cwd = first_with(roles, self.args, "cwd")
         if isinstance(cwd, str) and cwd:
             p = Path(cwd).expanduser()
             return p if p.is_absolute() else self.project_path / p
