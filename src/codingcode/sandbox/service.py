@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from codingcode.capabilities import CapabilitySet
 from codingcode.config import Settings
 from codingcode.process import LaunchPlan
 from codingcode.sandbox.backends import (
@@ -48,7 +49,14 @@ INSTALL_HINT = (
 class Backend(Protocol):
     name: str
 
-    def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan: ...
+    def plan(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        capabilities: CapabilitySet | None = None,
+    ) -> LaunchPlan: ...
 
 
 def find_bwrap() -> str | None:
@@ -143,8 +151,20 @@ class SandboxService:
         return cls(policy, bwrap=find_bwrap())
 
     # -- the Launcher protocol ---------------------------------------------------------
-    def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan:
-        plan = self.backend().plan(argv, cwd=cwd, env=env)
+    #: ``run_command`` passes each call's capability set (see ``CapabilityLauncher``).
+    accepts_capabilities = True
+
+    def plan(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        capabilities: CapabilitySet | None = None,
+    ) -> LaunchPlan:
+        """The command as it runs contained; ``capabilities`` (what this call's approval
+        granted) lifts exactly the masks of the paths it names, nothing more."""
+        plan = self.backend().plan(argv, cwd=cwd, env=env, capabilities=capabilities)
         if self.ignored:
             from dataclasses import replace
 
