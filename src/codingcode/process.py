@@ -44,8 +44,8 @@ class LaunchPlan:
     #: Called once the process tree is gone (whatever ended it); returns a note to add to
     #: the output, or "". The sandbox uses it to undo what it could not forbid up front.
     finish: Callable[[], str] | None = None
-    #: What the sandbox masked for this command: (path, where the mask comes from). The
-    #: tool uses it to explain a failure that a mask caused.
+    #: What the sandbox masked for this command: (path, what masked it and how to allow
+    #: it). The tool uses it to explain a failure that a mask caused.
     masked: tuple[tuple[str, str], ...] = ()
 
     def run_finish(self) -> str:

@@ -98,6 +98,9 @@ def call_view(
     view = CallView(notes=list(resolved.notes))
     named = _named_paths(capabilities)
     for path, spec in resolved.paths.items():
+        if not spec.exposable:
+            view.masked[path] = spec
+            continue
         if path in named:
             view.exposed.append((path, named[path]))
             continue
@@ -112,6 +115,20 @@ def call_view(
     for path in view.hollow:
         del view.masked[path]
     return view
+
+
+def _masked_notes(view: CallView) -> tuple[tuple[str, str], ...]:
+    """(path, what masked it and how to allow it), for the tool's hint on a failure."""
+    notes = [(str(p), s.how_to_allow(str(p))) for p, s in view.masked.items()]
+    for path in view.hollow:
+        notes.append(
+            (
+                str(path),
+                f"{path} is masked by the sandbox; this call sees only the paths inside it "
+                "that it named.",
+            )
+        )
+    return tuple(notes)
 
 
 def _named_paths(capabilities: CapabilitySet | None) -> dict[Path, bool]:
@@ -386,7 +403,7 @@ class BubblewrapBackend:
             scrub_env(env, policy.keep_env),
             pass_fds=(fd,),
             finish=self._finish(),
-            masked=tuple((str(p), s.origin) for p, s in view.masked.items()),
+            masked=_masked_notes(view),
         )
 
     def _mask_args(self, view: CallView) -> list[str]:
@@ -485,7 +502,7 @@ class LandlockBackend:
             [*helper, *spec.to_args(), "--", *argv],
             env,
             finish=finish,
-            masked=tuple((str(p), s.origin) for p, s in view.masked.items()),
+            masked=_masked_notes(view),
         )
 
 

@@ -63,6 +63,26 @@ class MaskSpec:
     files_only: bool = False
     #: File names this pattern never masks.
     keep: frozenset[str] = frozenset()
+    #: False: no approval exposes it (a user's deny rule: the rules refuse such a call).
+    exposable: bool = True
+
+    def how_to_allow(self, path: str) -> str:
+        """For a command that failed on this mask: what hid it and how to let it through."""
+        why = f"{self.what} ({self.origin})" if self.what else self.origin
+        if not self.exposable:
+            return (
+                f"{path} is masked by the sandbox: {why}. No approval shows it; remove the "
+                "deny rule to allow it."
+            )
+        text = (
+            f"{path} is masked by the sandbox: {why}. To let one command see it, name it "
+            "literally in that command (e.g. `cat PATH`, not a glob or a variable) and approve "
+            "the call: that call alone sees exactly the paths it named, read-only unless it "
+            "writes them."
+        )
+        if self.origin.startswith("sandbox."):
+            text += f" Or remove it from {self.origin}."
+        return text
 
 
 DEFAULT_MASKS: tuple[MaskSpec, ...] = (
