@@ -15,6 +15,8 @@ command's directory. Words only known at run time (``$X``, ``$(...)``) and glob 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,9 +24,11 @@ from codingcode.approval import shell
 from codingcode.approval.paths import lexical
 from codingcode.approval.presets import NAMES_ONLY
 from codingcode.capabilities import CapabilitySet
+from codingcode.sandbox.masks import MaskSpec
 
 if TYPE_CHECKING:
     from codingcode.approval.pipeline import ToolCall
+    from codingcode.approval.rules import Rule
 
 #: Redirections that write their target.
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", "1>", "2>", "1>>", "2>>"})
@@ -104,3 +108,31 @@ def _word_paths(w: shell.Word, cwd: str) -> list[str]:
             return []
         text = value
     return [lexical(text, cwd)]
+
+
+#: Deny rules of these tools name paths a command must not read: the sandbox masks them.
+#: (A write_file/edit_file deny rule is not a read mask: it would hide files the user
+#: only wanted kept unchanged.)
+_READ_RULE_TOOLS = frozenset({"read_file", "search_files"})
+
+
+def deny_rule_masks(rules: Iterable[Rule], project: Path) -> list[MaskSpec]:
+    """The user's deny rules on read paths as sandbox masks (never exposed by an approval:
+    the rules refuse every call that names them). The sandbox gets patterns, not rules."""
+    from codingcode.approval.rules import RuleSyntaxError, path_pattern, split_rule
+
+    masks = []
+    for rule in rules:
+        if rule.action != "deny":
+            continue
+        try:
+            tool, spec = split_rule(rule.text)
+        except RuleSyntaxError:
+            continue
+        if tool not in _READ_RULE_TOOLS or spec is None or spec.strip() in ("", "*", "**"):
+            continue
+        if re.match(r"^[A-Za-z_][\w-]*:", spec) and "/" not in spec:
+            continue  # a parameter rule (path:...), not a path
+        pattern = path_pattern(spec.strip(), project)
+        masks.append(MaskSpec(pattern, f"deny rule {rule.text}", exposable=False))
+    return masks

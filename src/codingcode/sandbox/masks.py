@@ -141,15 +141,30 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             if end < 0:
                 out.append(re.escape(c))
             else:
-                body = pattern[i + 1 : end]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = end
+                cls = _char_class(pattern[i + 1 : end])
+                if cls is None:  # not a valid class: a literal '['
+                    out.append(re.escape(c))
+                else:
+                    out.append(cls)
+                    i = end
         else:
             out.append(re.escape(c))
         i += 1
     return re.compile("".join(out) + ("(?:/.*)?" if dir_itself else "") + r"\Z")
+
+
+def _char_class(body: str) -> str | None:
+    negate = body.startswith("!")
+    inner = body[1:] if negate else body
+    inner = inner.replace("\\", "\\\\").replace("[", "\\[")
+    if inner.startswith("^"):
+        inner = "\\" + inner
+    cls = "[" + ("^" if negate else "") + inner + "]"
+    try:
+        re.compile(cls)
+    except re.error:
+        return None
+    return cls
 
 
 def has_glob(text: str) -> bool:
@@ -236,6 +251,8 @@ class MaskResolver:
         return out
 
     def _absolute_pattern(self, pattern: str, spec: MaskSpec, out: Resolved) -> None:
+        if pattern.endswith("/**") and not has_glob(pattern[:-3]):
+            pattern = pattern[:-3]  # `dir/**`: the directory and all beneath it
         if not has_glob(pattern):
             if os.path.lexists(pattern):
                 out.add(pattern, spec)

@@ -28,12 +28,14 @@ from codingcode.sandbox.backends import (
     NoneBackend,
     SandboxError,
 )
+from codingcode.sandbox.masks import MaskSpec
 from codingcode.sandbox.policy import (
     BackendChoice,
     SandboxMode,
     SandboxPolicy,
     Widening,
     load_policy_with_ignored,
+    with_deny_read,
 )
 
 #: Path of the ``bwrap`` binary to use (default: found on PATH).
@@ -129,10 +131,16 @@ class SandboxService:
 
     @classmethod
     def for_project(
-        cls, project: Path, settings: Settings | None = None, *, trust_project: bool = True
+        cls,
+        project: Path,
+        settings: Settings | None = None,
+        *,
+        trust_project: bool = True,
+        deny_read: Sequence[MaskSpec] = (),
     ) -> SandboxService:
         """From the settings files; ``trust_project=False`` treats every project file as
-        untrusted (its widening entries are ignored, its restrictions still apply)."""
+        untrusted (its widening entries are ignored, its restrictions still apply).
+        ``deny_read``: more masks from the front end (the user's deny rules on paths)."""
         if not trust_project:
             from dataclasses import replace
 
@@ -144,6 +152,8 @@ class SandboxService:
             ]
             settings = replace(settings, files=files)
         policy, ignored = load_policy_with_ignored(project, settings)
+        if deny_read:
+            policy = with_deny_read(policy, list(deny_read))
         return cls(policy, bwrap=find_bwrap(), ignored=ignored)
 
     @classmethod
