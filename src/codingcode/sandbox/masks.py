@@ -179,9 +179,9 @@ class Resolved:
     #: What could not be masked and why (shown by ``sandbox status`` and in hints).
     notes: list[str] = field(default_factory=list)
 
-    def add(self, path: str | Path, spec: MaskSpec) -> None:
-        real = Path(os.path.realpath(path))
-        self.paths.setdefault(real, spec)
+    def add(self, path: str | Path, spec: MaskSpec, *, real: bool = False) -> None:
+        """``real``: ``path`` is already a real path (no symlink to resolve)."""
+        self.paths.setdefault(Path(path if real else os.path.realpath(path)), spec)
 
 
 @dataclass
@@ -241,8 +241,10 @@ class MaskResolver:
             self._absolute_pattern(pattern, spec, out)
         if self._walk:
             self._scan(out)
+        keep = [str(k) for k in self.keep_visible]
         for path in list(out.paths):
-            if any(path == k or path in k.parents for k in self.keep_visible):
+            text = str(path).rstrip("/") + "/"
+            if any((k.rstrip("/") + "/").startswith(text) for k in keep):
                 spec = out.paths.pop(path)
                 out.notes.append(
                     f"{path} ({spec.origin}) is not masked: it is the project, a writable "
@@ -289,7 +291,7 @@ class MaskResolver:
             fresh[directory] = cached
             seen += cached.entries
             for path, index in cached.matches:
-                out.add(path, self._walk[index][1])
+                out.add(path, self._walk[index][1], real=True)
             if seen > self.max_entries:
                 out.notes.append(
                     f"the project has more than {self.max_entries} entries: files past the "
@@ -304,6 +306,7 @@ class MaskResolver:
         matches: list[tuple[str, int]] = []
         count = 0
         root = str(self.project)
+        real_dir = os.path.realpath(directory) == directory
         try:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -320,7 +323,12 @@ class MaskResolver:
                 if entry.name in spec.keep or (spec.files_only and is_dir):
                     continue
                 if regex.match(rel):
-                    matches.append((entry.path, index))
+                    # Resolved once, when the directory is listed (a link is masked where
+                    # it leads).
+                    real = entry.path if real_dir else os.path.realpath(entry.path)
+                    if entry.is_symlink():
+                        real = os.path.realpath(entry.path)
+                    matches.append((real, index))
                     matched = True
                     break
             if is_dir and not matched and entry.name not in SKIP_DIRS:
