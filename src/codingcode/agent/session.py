@@ -350,7 +350,12 @@ def open_session(
     provider = provider or make_provider(model)
     # confirmer=None: headless, the pipeline turns an ask into a deny saying how to allow it.
     runner = build_runner(
-        project, mode=mode, session_id=session_id, service=service, confirmer=confirmer
+        project,
+        mode=mode,
+        session_id=session_id,
+        service=service,
+        confirmer=confirmer,
+        checkpoints=True,
     )
     prompt = BASE_PROMPT.format(project=project)
     if agent is not None:

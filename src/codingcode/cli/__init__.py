@@ -36,6 +36,7 @@ COMMAND_MODULES = [
     "codingcode.cli.agent_commands",
     "codingcode.cli.sandbox_commands",
     "codingcode.cli.mcp_commands",
+    "codingcode.cli.checkpoint_commands",
 ]
 
 
