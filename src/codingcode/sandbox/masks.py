@@ -181,14 +181,18 @@ class Resolved:
 
     def add(self, path: str | Path, spec: MaskSpec, *, real: bool = False) -> None:
         """``real``: ``path`` is already a real path (no symlink to resolve)."""
-        self.paths.setdefault(Path(path if real else os.path.realpath(path)), spec)
+        if not real:
+            path = Path(os.path.realpath(path))
+        elif not isinstance(path, Path):
+            path = Path(path)
+        self.paths.setdefault(path, spec)
 
 
 @dataclass
 class _Dir:
     mtime_ns: int
     subdirs: list[str]
-    matches: list[tuple[str, int]]  # (path, index of the walk pattern)
+    matches: list[tuple[Path, int]]  # (real path, index of the walk pattern)
     entries: int
 
 
@@ -303,7 +307,7 @@ class MaskResolver:
 
     def _list(self, directory: str, mtime: int) -> _Dir:
         subdirs: list[str] = []
-        matches: list[tuple[str, int]] = []
+        matches: list[tuple[Path, int]] = []
         count = 0
         root = str(self.project)
         real_dir = os.path.realpath(directory) == directory
@@ -328,7 +332,7 @@ class MaskResolver:
                     real = entry.path if real_dir else os.path.realpath(entry.path)
                     if entry.is_symlink():
                         real = os.path.realpath(entry.path)
-                    matches.append((real, index))
+                    matches.append((Path(real), index))
                     matched = True
                     break
             if is_dir and not matched and entry.name not in SKIP_DIRS:
