@@ -135,3 +135,18 @@ def test_glob_regex_never_raises_and_literal_matches_itself(pattern: str, path: 
     glob_regex(pattern).match(path)
     literal = path.replace("*", "").replace("?", "")
     assert glob_regex(literal).match(literal)
+
+
+def test_thousands_of_env_files_are_bounded(project: Path) -> None:
+    from codingcode.sandbox.masks import MAX_WALK_MASKS
+
+    for d in range(30):
+        sub = project / f"d{d}"
+        sub.mkdir()
+        for f in range(100):
+            (sub / f".env.{f}").write_text("")
+    start = time.perf_counter()
+    resolved = MaskResolver(PROJECT_MASKS, project).resolve([])
+    assert len(resolved.paths) == MAX_WALK_MASKS
+    assert any(f"more than {MAX_WALK_MASKS} paths" in n for n in resolved.notes)
+    assert time.perf_counter() - start < 10  # linear: one listing per directory

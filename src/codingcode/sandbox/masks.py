@@ -50,6 +50,9 @@ SKIP_DIRS = frozenset(
 ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 #: At most this many matches of one absolute glob outside the project are masked.
 MAX_GLOB_MATCHES = 1_000
+#: At most this many paths the project walk masks for one command (each is a mount; the
+#: command line of bwrap must stay within the kernel's argument limit).
+MAX_WALK_MASKS = 2_000
 
 
 @dataclass(frozen=True)
@@ -280,7 +283,7 @@ class MaskResolver:
     def _scan(self, out: Resolved) -> None:
         """The bounded, incremental walk of the project for the walk patterns."""
         root = str(self.project)
-        seen = 0
+        seen = masked = 0
         stack = [root]
         fresh: dict[str, _Dir] = {}
         while stack:
@@ -295,7 +298,15 @@ class MaskResolver:
             fresh[directory] = cached
             seen += cached.entries
             for path, index in cached.matches:
+                if masked >= MAX_WALK_MASKS:
+                    out.notes.append(
+                        f"the project walk found more than {MAX_WALK_MASKS} paths to mask: "
+                        "the ones past that are not masked"
+                    )
+                    self._cache = {**self._cache, **fresh}
+                    return
                 out.add(path, self._walk[index][1], real=True)
+                masked += 1
             if seen > self.max_entries:
                 out.notes.append(
                     f"the project has more than {self.max_entries} entries: files past the "
