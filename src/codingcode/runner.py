@@ -218,9 +218,17 @@ def build_runner(
     runner.ignored_grants = ignored
     # The sandbox (issue 4): every command runs contained unless the caller brings its own.
     if launcher is None:
+        from codingcode.approval.capabilities import deny_rule_masks
+        from codingcode.approval.rules import load_policy
         from codingcode.sandbox.service import SandboxService
 
-        launcher = SandboxService.for_project(project, trust_project=trust_project_grants)
+        # The user's deny rules on paths are masks too (issue 11): the sandbox backs them.
+        rules = (policy or load_policy(project)).rules
+        launcher = SandboxService.for_project(
+            project,
+            trust_project=trust_project_grants,
+            deny_read=deny_rule_masks(rules, project),
+        )
     runner.launcher = launcher
     if checkpoints:
         from codingcode.checkpoints.recorder import recorder_for

@@ -31,7 +31,7 @@ def check(
     r = cli(["check", tool, json.dumps(args), *extra], project, env)
     assert r.code == 0, r.stderr
     result: dict[str, object] = json.loads(r.stdout)
-    assert set(result) == {"decision", "layer", "reason", "rule"}
+    assert set(result) == {"decision", "layer", "reason", "rule", "capabilities"}
     return result
 
 

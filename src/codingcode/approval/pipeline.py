@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from codingcode.approval.capabilities import capabilities_for
 from codingcode.approval.confirm import Answer, Confirmer, ConfirmRequest, headless_message
 from codingcode.approval.paths import is_control_file, is_inside
 from codingcode.capabilities import NO_CAPABILITIES, CapabilitySet
@@ -166,7 +167,18 @@ class ApprovalPipeline:
             return result
 
         def done(decision: Final, result: LayerResult, args: dict[str, Any]) -> Decision:
-            return Decision(decision, result.layer, result.reason, result.rule, args, trail)
+            # An allowed call carries what it named: the sandbox shows it exactly those
+            # of its masked paths (issue 11). Nothing is granted to a call not allowed.
+            caps = capabilities_for(replace(call, args=args)) if decision == "allow" else None
+            return Decision(
+                decision,
+                result.layer,
+                result.reason,
+                result.rule,
+                args,
+                trail,
+                caps or NO_CAPABILITIES,
+            )
 
         # A1: rules (the preset rules first, inside the engine).
         ruled = note(self.evaluate(call))
