@@ -100,9 +100,9 @@ class Confirmer(Protocol):
 #: The choices a person is offered, in order: (key, answer, words).
 CHOICES: tuple[tuple[str, Answer, str], ...] = (
     ("y", Answer.ALLOW, "yes, once"),
-    ("s", Answer.SESSION, "yes, and don't ask again this session"),
+    ("s", Answer.SESSION, "yes, for this session"),
     ("p", Answer.ALWAYS, "yes, always in this project"),
-    ("u", Answer.ALWAYS_USER, "yes, always for me (every project)"),
+    ("u", Answer.ALWAYS_USER, "yes, always for me (all projects)"),
     ("n", Answer.DENY, "no"),
     ("t", Answer.DENY, "no, and tell the model why"),
 )
@@ -145,6 +145,8 @@ def headline(call: ToolCall) -> str:
         return f"Fetch {args.get('url')}"
     if call.tool == "read_file":
         return f"Read {path}"
+    if call.tool == "exit_plan_mode":
+        return "Approve this plan and leave plan mode"
     return f"Use the tool {call.tool}"
 
 
@@ -156,6 +158,8 @@ def why_asked(request: ConfirmRequest) -> str:
         return f"your rule {request.rule!r} asks ({request.reason})"
     if request.call.tool == "execute_command":
         return "this command may change files or run code, and no rule allows it"
+    if request.call.tool == "exit_plan_mode":
+        return "the model finished planning; yes ends plan mode so it can make the changes"
     return "no rule or mode allows this call"
 
 
@@ -184,6 +188,10 @@ def describe_call(call: ToolCall, *, max_lines: int = 60, color: bool = False) -
         cwd = args.get("cwd")
         where = f"  (in {cwd})" if cwd and cwd != "." else ""
         return f"$ {args.get('command', '')}{where}"
+    if call.tool == "exit_plan_mode":
+        plan = str(args.get("plan", "")).splitlines()
+        more = f"\n… {len(plan) - max_lines} more lines" if len(plan) > max_lines else ""
+        return "\n".join(plan[:max_lines]) + more
     if call.tool in ("edit_file", "write_file"):
         from codingcode.approval.preview import preview
 

@@ -137,6 +137,8 @@ Precheck = Callable[[ToolCall], "str | None"]
 #: Whether the sandbox fully contains the call (no network, writes only to the project).
 Contained = Callable[[ToolCall], bool]
 SESSION = "SessionGrant"
+#: The plan-mode tool (codingcode.tools.plan_mode): in plan mode the user always decides it.
+EXIT_PLAN_MODE = "exit_plan_mode"
 
 
 class ApprovalPipeline:
@@ -360,6 +362,10 @@ class ApprovalPipeline:
             if call.read_only_hint:
                 return LayerResult(
                     MODE, "continue", "plan mode: a trusted MCP server marks this tool read-only"
+                )
+            if call.tool == EXIT_PLAN_MODE:
+                return LayerResult(
+                    MODE, "continue", "plan mode: the user approves the plan, or not"
                 )
             if sticky is None and self.read_only is not None and self.read_only(call):
                 return LayerResult(MODE, "continue", "plan mode: a read-only command")

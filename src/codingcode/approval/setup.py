@@ -126,6 +126,8 @@ def approvals_settings(settings: Settings, distrust_project: bool) -> dict[str, 
 
 def suggest_grant(call: ToolCall, engine: RuleEngine) -> str | None:
     """The narrowest useful rule for a grant (commands), else the engine's suggestion."""
+    if call.tool == "exit_plan_mode":
+        return None  # each plan is approved on its own
     if call.tool == "execute_command":
         from codingcode.approval.grants import narrow_rule
 
