@@ -4,14 +4,13 @@ diffs before and after an edit."""
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.agent.fake_model import FakeModelServer, Step, tool_results
+from tests.agent.fake_model import FakeModelServer, Step, system_text, tool_names, tool_results
 from tests.e2e.test_agent_tui import Tmux, start_app, wait_exit
 
 pytestmark = pytest.mark.e2e
@@ -82,4 +81,139 @@ def test_ctrl_c_cancels_running_calls_after_approvals(
         assert wait_exit(term, exit_file) == "0"
     finally:
         term.close()
-    assert json  # keep the import for later tests
+
+
+def test_grants_session_then_gone_and_tell_the_model(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    touch = ("execute_command", {"command": "touch a.txt"})
+    fake.script = [
+        Step(tool_calls=[touch]),
+        Step(text="done one"),
+        Step(tool_calls=[touch]),  # granted for the session: not asked
+        Step(text="done two"),
+        Step(tool_calls=[("execute_command", {"command": "rm -f a.txt"})]),
+        Step(text="understood"),
+        # after a restart the session grant is gone
+        Step(tool_calls=[touch]),
+        Step(text="done three"),
+    ]
+    term = start_app(fake, project, tmp_path, tmp_path / "exit-1")
+    try:
+        term.wait_prompt()
+        term.send("touch it", "Enter")
+        screen = term.wait_text("Allow? [y/s/p/u/n/t]")
+        assert "Why you are asked: this command may change files or run code" in screen
+        assert "always saves: execute_command(touch a.txt)" in screen  # the exact text
+        term.send("s")
+        term.wait_text("Rule to save")
+        term.send("Enter")
+        term.wait_text("done one")
+        term.wait_prompt()
+        term.send("again", "Enter")
+        screen = term.wait_text("done two")
+        assert screen.count("Allow? [") == 1
+        term.wait_prompt()
+        term.send("remove it", "Enter")
+        term.wait_for(lambda s: s.count("Allow? [") == 2, "the second question")
+        term.send("t")
+        term.wait_text("Tell the model:")
+        term.send("use git clean instead", "Enter")
+        term.wait_text("understood")
+        term.wait_prompt()
+        term.send("/exit", "Enter")
+        assert wait_exit(term, tmp_path / "exit-1") == "0"
+    finally:
+        term.close()
+    denied = [t for t, _ in tool_results(fake.bodies()[5])]
+    assert any("The user says: use git clean instead" in t for t in denied), denied
+    assert (project / "a.txt").exists()  # the rm was not run
+    assert not (project / ".codingcode" / "settings.local.json").exists()  # nothing saved
+
+    term = start_app(fake, project, tmp_path, tmp_path / "exit-2")
+    try:
+        term.wait_prompt()
+        term.send("touch it again", "Enter")
+        term.wait_text("Allow? [")  # asked again: the grant ended with the session
+        term.send("y")
+        term.wait_text("done three")
+        term.wait_prompt()
+        term.send("/exit", "Enter")
+        assert wait_exit(term, tmp_path / "exit-2") == "0"
+    finally:
+        term.close()
+
+
+def test_diffs_before_and_after_an_edit(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    (project / "app.py").write_text("".join(f"line {i}\n" for i in range(1, 21)))
+    fake.script = [
+        Step(
+            tool_calls=[
+                ("edit_file", {"path": "app.py", "old_string": "line 10\n", "new_string": "TEN\n"})
+            ]
+        ),
+        Step(text="edited"),
+        Step(
+            tool_calls=[("edit_file", {"path": "app.py", "old_string": "line", "new_string": "x"})]
+        ),
+        Step(text="that failed"),
+    ]
+    term = start_app(fake, project, tmp_path, tmp_path / "exit")
+    try:
+        term.wait_prompt()
+        term.send("edit", "Enter")
+        screen = term.wait_text("Allow? [")
+        assert "Edit app.py  [edit_file]" in screen
+        assert "@@ -7,7 +7,7 @@" in screen and "-line 10" in screen and "+TEN" in screen
+        assert " line 13" in screen and " line 14" not in screen  # 3 lines of context
+        term.send("y")
+        screen = term.wait_text("edited")
+        assert "app.py: changed, +1 -1" in screen  # the applied change, shown again
+        assert screen.count("+TEN") == 2
+        term.wait_prompt()
+        # an edit that would fail (19 matches) is not asked: the model gets the error
+        term.send("edit all", "Enter")
+        screen = term.wait_text("that failed")
+        assert screen.count("Allow? [") == 1
+        term.wait_prompt()
+        term.send("/exit", "Enter")
+        assert wait_exit(term, tmp_path / "exit") == "0"
+    finally:
+        term.close()
+    assert "TEN" in (project / "app.py").read_text()
+    failed = tool_results(fake.bodies()[3])[-1]
+    assert "occurs 19 times" in failed[0] and "no one was asked" in failed[0]
+
+
+def test_plan_mode_by_shift_tab_and_exit_plan_mode(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    fake.script = [
+        Step(tool_calls=[("exit_plan_mode", {"plan": "1. write notes.txt"})]),
+        Step(text="carrying it out"),
+    ]
+    term = start_app(fake, project, tmp_path, tmp_path / "exit")
+    try:
+        term.wait_prompt()
+        term.send("BTab")
+        term.wait_for(lambda s: s.rstrip().endswith("acceptEdits ›"), "acceptEdits")
+        term.send("BTab")
+        term.wait_for(lambda s: s.rstrip().endswith("plan ›"), "plan mode")
+        term.send("make a plan", "Enter")
+        screen = term.wait_text("Allow? [")
+        assert "Approve this plan and leave plan mode" in screen and "1. write notes.txt" in screen
+        term.send("y")
+        term.wait_text("carrying it out")
+        term.wait_text("Plan approved.")
+        term.wait_prompt()
+        term.send("/exit", "Enter")
+        assert wait_exit(term, tmp_path / "exit") == "0"
+    finally:
+        term.close()
+    first, second = fake.bodies()[0], fake.bodies()[1]
+    assert "Plan mode is on" in system_text(first)
+    assert "write_file" not in tool_names(first) and "exit_plan_mode" in tool_names(first)
+    assert "write_file" in tool_names(second) and "exit_plan_mode" not in tool_names(second)
+    assert "Plan mode is on" not in system_text(second)
