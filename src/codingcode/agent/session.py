@@ -13,6 +13,7 @@ is ready for the next prompt.
 from __future__ import annotations
 
 import secrets
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -158,6 +159,17 @@ class AgentSession:
             self._signal.set(reason)
 
     async def aclose(self) -> None:
+        if self.state.background is not None:
+            # Background processes die with their session (README: Background commands).
+            with anyio.CancelScope(shield=True):
+                ended = await anyio.to_thread.run_sync(self.state.background.close)
+            for pid_id in ended:
+                proc = self.state.background.processes[pid_id]
+                print(
+                    f"codingcode: ended background process {pid_id} ({proc.command[:80]}) "
+                    "with the session.",
+                    file=sys.stderr,
+                )
         for p in self._owned_providers:
             await p.aclose()
 
@@ -360,7 +372,12 @@ def open_session(
     provider = provider or make_provider(model)
     # confirmer=None: headless, the pipeline turns an ask into a deny saying how to allow it.
     runner = build_runner(
-        project, mode=mode, session_id=session_id, service=service, confirmer=confirmer
+        project,
+        mode=mode,
+        session_id=session_id,
+        service=service,
+        confirmer=confirmer,
+        checkpoints=True,
     )
     prompt = BASE_PROMPT.format(project=project)
     if agent is not None:
@@ -389,4 +406,6 @@ def open_session(
         profile=agent.profile() if agent is not None else None,
         dispatch_agent=dispatch,
     )
+    # One set: what tool_search loads and what a tool makes relevant (command_output).
+    session.resolver.loaded = session.state.offered
     return session

@@ -18,7 +18,13 @@ from codingcode.approval.rules import (
     load_policy,
     local_settings_path,
 )
-from codingcode.config import Scope, Settings, SettingsError, load_settings
+from codingcode.config import (
+    Scope,
+    Settings,
+    SettingsError,
+    ignore_local_settings,
+    load_settings,
+)
 from codingcode.modes import PERMISSION_MODES
 
 
@@ -70,7 +76,9 @@ def build_pipeline(
         from codingcode.approval.grants import split_rules
         from codingcode.approval.rules import RuleSyntaxError, settings_path_for
 
-        path = settings_path_for(Scope.USER, project) if scope == "user" else None
+        local = local_settings_path(project)
+        path = settings_path_for(Scope.USER, project) if scope == "user" else local
+        created = path == local and not path.exists()
         rules = split_rules(text)
         try:
             for one in rules:  # all checked before any is written
@@ -78,7 +86,9 @@ def build_pipeline(
         except RuleSyntaxError as exc:
             raise ValueError(str(exc)) from None
         for one in rules:
-            add_rule(path or local_settings_path(project), action, one, project=project)  # type: ignore[arg-type]
+            add_rule(path, action, one, project=project)  # type: ignore[arg-type]
+        if created:
+            ignore_local_settings(path)  # personal answers stay out of git
         fresh = load_policy(project).without_untrusted_grants(distrust_project=distrust)
         state["engine"] = RuleEngine(fresh.rules, project)  # applies from the next call on
 

@@ -270,9 +270,12 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Run the agent on PROMPT without a terminal and print its final answer."""
+        from codingcode.approval.audit import safe_text
         from codingcode.cli import fail
 
-        text = sys.stdin.read() if prompt == "-" else prompt
+        # Bytes that are not UTF-8 (argv, stdin) arrive as lone surrogates; the model's wire
+        # format needs valid text.
+        text = safe_text(sys.stdin.read() if prompt == "-" else prompt)
         if not text.strip():
             fail("PROMPT is empty.")
         code = run_headless(
