@@ -143,3 +143,22 @@ async def test_an_edit_that_would_fail_is_not_asked(project: Path) -> None:
         "edit_file", {"path": "b.py", "old_string": "y = 1", "new_string": "y = 2"}
     )
     assert d.allowed and len(confirmer.requests) == 1
+
+
+async def test_the_audit_records_the_answer_the_grant_and_redacts_secrets(project: Path) -> None:
+    from codingcode.approval.audit import AuditLog, redact
+
+    confirmer = ScriptedConfirmer([Answer.SESSION, Answer.DENY])
+    runner = build_runner(project, confirmer=confirmer)
+    token = "ghp_" + "a" * 36
+    await runner.decide(
+        "execute_command", {"command": f"curl -H 'Authorization: Bearer {token}' x"}
+    )
+    await runner.decide("execute_command", {"command": "make PASSWORD=hunter2secret"})
+    records = [r for r in AuditLog().query() if r.layer == "UserConfirmation"]
+    assert [(r.answer, r.decision) for r in records] == [("session", "allow"), ("no", "deny")]
+    assert records[0].grant and records[0].grant.startswith("execute_command(curl")
+    stored = " ".join(str(r.to_json()) for r in AuditLog().query())
+    assert token not in stored and "hunter2secret" not in stored and "[redacted]" in stored
+    assert redact({"api_key": "abc", "path": "x"}) == {"api_key": "[redacted]", "path": "x"}
+    assert redact("sk-" + "b" * 30) == "[redacted]"
