@@ -114,7 +114,51 @@ def build_pipeline(
         precheck=precheck_edit,
     )
     pipeline.make_engine = session_engine
+    approvals = approvals_settings(settings, distrust)
+    if approvals.get("autoAllowSandboxed") is True:
+        pipeline.contained = sandbox_contains(project, trust_project=not distrust)
     return pipeline, effective, ignored
+
+
+def sandbox_contains(project: Path, *, trust_project: bool) -> Callable[[ToolCall], bool]:
+    """``approvals.autoAllowSandboxed``: a command tool's call the sandbox fully contains —
+    the sandbox is on and enforced, no network, writes only to the project (no extra
+    writable roots), run from inside the project."""
+    from codingcode.approval.paths import is_inside
+
+    verdict: dict[str, bool] = {}
+
+    def sandbox_ok() -> bool:
+        if "ok" not in verdict:
+            verdict["ok"] = sandbox_fully_contains(project, trust_project=trust_project)
+        return verdict["ok"]
+
+    def check(call: ToolCall) -> bool:
+        if "command" not in call.arg_roles.values() or call.origin.kind == "mcp":
+            return False
+        if not is_inside(str(call.cwd), call.project_path):
+            return False
+        return sandbox_ok()
+
+    return check
+
+
+def sandbox_fully_contains(project: Path, *, trust_project: bool = True) -> bool:
+    """Whether the project's sandbox is on, enforced here, offline, and writes only the project."""
+    from codingcode.sandbox.backends import NoneBackend
+    from codingcode.sandbox.policy import Network, SandboxMode
+    from codingcode.sandbox.service import SandboxService
+
+    try:
+        service = SandboxService.for_project(project, trust_project=trust_project)
+        policy = service.policy
+        if not policy.contained or policy.network is not Network.NONE:
+            return False
+        if policy.mode is not SandboxMode.WORKSPACE_WRITE or policy.writable_roots:
+            return False
+        return not isinstance(service.backend(), NoneBackend)
+    except Exception:  # no backend on this machine, bad settings: not contained
+        return False
 
 
 def approvals_settings(settings: Settings, distrust_project: bool) -> dict[str, Any]:
