@@ -217,3 +217,34 @@ def test_plan_mode_by_shift_tab_and_exit_plan_mode(
     assert "write_file" not in tool_names(first) and "exit_plan_mode" in tool_names(first)
     assert "write_file" in tool_names(second) and "exit_plan_mode" not in tool_names(second)
     assert "Plan mode is on" not in system_text(second)
+
+
+def test_codingcode_tool_on_a_terminal_asks(project: Path, tmp_path: Path) -> None:
+    import os
+    import shlex
+    import sys
+
+    env = {
+        "CODINGCODE_CONFIG_DIR": str(tmp_path / "cfg"),
+        "CODINGCODE_STATE_DIR": str(tmp_path / "state"),
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
+    done = tmp_path / "done"
+    args = shlex.quote('{"command": "touch made.txt"}')
+    command = (
+        " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        + f" {shlex.quote(sys.executable)} -m codingcode tool execute_command {args}"
+        + f" --project {shlex.quote(str(project))}; echo $? > {shlex.quote(str(done))}; sleep 30"
+    )
+    term = Tmux(f"cc-tool-{os.getpid()}-{time.monotonic_ns()}", command)
+    try:
+        screen = term.wait_text("Allow? [y/s/p/u/n/t]")
+        assert "$ touch made.txt" in screen and "execute_command(touch made.txt)" in screen
+        term.send("y", "Enter")
+        deadline = time.monotonic() + 30
+        while not done.exists():
+            assert time.monotonic() < deadline, term.screen()
+            time.sleep(0.1)
+    finally:
+        term.close()
+    assert done.read_text().strip() == "0" and (project / "made.txt").exists()

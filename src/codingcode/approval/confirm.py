@@ -242,7 +242,8 @@ class TerminalConfirmer:
 
     def _ask(self, request: ConfirmRequest) -> Reply:
         out = self._out
-        out.write("\n" + question_text(request) + "\n")
+        color = bool(getattr(out, "isatty", lambda: False)())
+        out.write("\n" + question_text(request, color=color) + "\n")
         choices = {k: a for k, a, _ in offered(request)}
         out.write(f"Allow? [{'/'.join(choices)}] (default n) ")
         out.flush()
