@@ -233,3 +233,14 @@ def test_a_program_off_the_list_is_never_read_only(
     if program in builtin_programs():
         return
     assert not classify(" ".join([program, *args]), str(project), project).read_only
+
+
+def test_the_cost_is_bounded(project: Path) -> None:
+    import time
+
+    start = time.perf_counter()
+    long = "ls " + " ".join(f"f{i}" for i in range(20_000))
+    assert not classify(long, str(project), project).read_only
+    many = "ls " + " ".join(f"f{i}" for i in range(1_500))
+    assert not classify(many, str(project), project).read_only
+    assert time.perf_counter() - start < 20  # generous: a loaded machine

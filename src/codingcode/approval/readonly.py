@@ -74,6 +74,8 @@ _GIT_CONFIG_RISKS = (
     "askpass",
 )
 MAX_GLOB_MATCHES = 2000
+#: More words than this in one line: not checked one by one, asked about (a bounded cost).
+MAX_WORDS = 1000
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,8 @@ def classify(
         return _no("the command changes how programs run")
     if not analysis.commands:
         return _no("no command")
+    if sum(len(c.argv) for c in analysis.commands) > MAX_WORDS:
+        return _no(f"more than {MAX_WORDS} words to check")
     roots = _roots(project)
     for c in analysis.commands:
         why = _check_command(c, programs, roots, project)
