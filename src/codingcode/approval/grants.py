@@ -147,6 +147,10 @@ def narrow_rule(tool: str, args: dict[str, object], project: Path, cwd: Path) ->
     analysis = shell.analyze(command, at)
     if analysis.opaque or analysis.parse_error or analysis.risky_assignments:
         return None
+    from codingcode.approval.readonly import MAX_WORDS
+
+    if sum(len(c.argv) for c in analysis.commands) > MAX_WORDS:
+        return None  # too long a line to grant as a rule (and a bounded cost)
     rules: list[str] = []
     for c in analysis.commands:
         if not c.argv or c.transparent or c.program == "cd":
