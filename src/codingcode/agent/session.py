@@ -174,11 +174,17 @@ class AgentSession:
             await p.aclose()
 
     def tools(self) -> list[Any]:
-        return self.resolver.tools()
+        from codingcode.tools.plan_mode import tools_for_mode
+
+        return tools_for_mode(self.resolver.tools(), self.mode)  # plan mode: no writers
 
     def system(self) -> str:
+        from codingcode.tools.plan_mode import mode_prompt
+
         extra = self.resolver.deferred_summary()
-        return self.system_prompt + (f"\n\n{extra}" if extra else "")
+        prompt = self.system_prompt + (f"\n\n{extra}" if extra else "")
+        told = mode_prompt(self.mode)  # the model knows what plan mode means
+        return prompt + (f"\n\n{told}" if told else "")
 
     # -- the loop ----------------------------------------------------------------------
     async def send(self, prompt: str, *, signal: CancelSignal | None = None) -> Outcome:
@@ -258,8 +264,9 @@ class AgentSession:
         final: list[ToolResult] = []
         for call, result in zip(calls, results, strict=True):
             if result is None:
+                why = f" ({signal.reason})" if signal.reason else ""
                 result = ToolResult(
-                    call.id, call.name, f"{call.name} was cancelled.", True, "cancelled"
+                    call.id, call.name, f"{call.name} was cancelled{why}.", True, "cancelled"
                 )
                 self.sink(ToolCallFinished(self.session_id, call, result))
             final.append(result)
@@ -298,7 +305,10 @@ class AgentSession:
             output = await self.runner.run(call.name, call.arguments, ctx)
             result = ToolResult(call.id, call.name, output)
         except AgentError as exc:
-            result = ToolResult(call.id, call.name, exc.message, True, exc.kind.value)
+            message = exc.message
+            if signal.is_set() and signal.reason.startswith("interrupted"):
+                message += f"\n(The user {signal.reason}.)"  # tell the model why it stopped
+            result = ToolResult(call.id, call.name, message, True, exc.kind.value)
         results[index] = result
         self.sink(ToolCallFinished(self.session_id, call, result))
         if call.name == "todo_write" and not result.is_error:

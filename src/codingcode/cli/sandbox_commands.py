@@ -36,6 +36,18 @@ def _service(project: Path) -> SandboxService:
     return SandboxService.from_policy(with_deny_read(policy, deny_rule_masks(rules, project)))
 
 
+def _auto_allow(project: Path) -> str:
+    """The ``approvals.autoAllowSandboxed`` setting, and whether it applies here."""
+    from codingcode.approval.setup import approvals_settings, sandbox_fully_contains
+    from codingcode.config import load_settings
+
+    if approvals_settings(load_settings(project), False).get("autoAllowSandboxed") is not True:
+        return "off (approvals.autoAllowSandboxed)"
+    if sandbox_fully_contains(project):
+        return "on: commands the sandbox fully contains run unasked"
+    return "set, but not in effect: the sandbox is off, online or writes outside the project"
+
+
 @sandbox_app.command("status")
 def status_command(
     project: ProjectOption = None,
@@ -54,7 +66,9 @@ def status_command(
     finally:
         service.close()
     if as_json:
-        typer.echo(json.dumps(report.as_json(), indent=2))
+        data = report.as_json()
+        data["auto_allow_sandboxed"] = _auto_allow(project_dir(project))
+        typer.echo(json.dumps(data, indent=2))
     else:
         p = report.policy
         typer.echo(f"backend: {report.backend}")
@@ -63,6 +77,7 @@ def status_command(
             f"policy:  mode {p.mode.value}, network {p.network.value}, "
             f"backend setting {p.backend.value}, extra writable roots: {roots}"
         )
+        typer.echo(f"auto-allow when sandboxed: {_auto_allow(project_dir(project))}")
         if report.error:
             typer.echo(f"error:   {report.error}")
         for check in report.checks:
