@@ -8,6 +8,7 @@ approved: a hook's modifiedInput is validated and checked by the rules again fir
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -85,8 +86,18 @@ class ToolRunner:
         )
         return await self.pipeline.decide(call, dry_run=dry_run)
 
-    async def run(self, name: str, args: Any, ctx: ToolExecCtx | None = None) -> str:
-        """Validate, approve, then execute one call; raises AgentError on every expected failure."""
+    async def run(
+        self,
+        name: str,
+        args: Any,
+        ctx: ToolExecCtx | None = None,
+        *,
+        on_decision: Callable[[Decision], None] | None = None,
+    ) -> str:
+        """Validate, approve, then execute one call; raises AgentError on every expected failure.
+
+        ``on_decision`` sees the pipeline's decision before the call runs (or is refused).
+        """
         ctx = ctx or self.context()
         if ctx.launcher is None and self.launcher is not None:
             # A caller's own context still gets the sandbox: nothing runs around it.
@@ -94,6 +105,8 @@ class ToolRunner:
         definition, model = self.service.validate(name, args)
         if self.pipeline is not None:
             decision = await self._decide(name, definition, model, ctx)
+            if on_decision is not None:
+                on_decision(decision)
             if not decision.allowed:
                 raise DeniedError(f"{name} was denied: {decision.reason}")
             # Exactly the approved arguments run (a hook may have changed them), with exactly

@@ -28,6 +28,12 @@ class ModelNotConfiguredError(ModelError):
     kind = ErrorKind.INVALID_ARGUMENTS
 
 
+class ContextLengthExceeded(ModelError):
+    """The endpoint refused the request because the conversation is longer than the model's
+    context window (OpenAI: HTTP 400 ``context_length_exceeded``; Anthropic: HTTP 400
+    "prompt is too long"). The loop compacts the conversation and asks again."""
+
+
 HOW_TO_CONFIGURE = (
     "Choose one with --model PROVIDER:MODEL (e.g. --model openai:gpt-4.1 or "
     "--model anthropic:claude-sonnet-4-5), the environment variable CODINGCODE_MODEL, or "

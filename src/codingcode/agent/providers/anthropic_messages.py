@@ -9,8 +9,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from codingcode.agent.model import ModelError
-from codingcode.agent.providers.base import WireNames, error_message, parse_arguments
+from codingcode.agent.model import ContextLengthExceeded, ModelError
+from codingcode.agent.providers.base import (
+    WireNames,
+    error_message,
+    is_context_overflow,
+    parse_arguments,
+)
 from codingcode.agent.transcript import Message, StreamEvent, TextDelta, TurnComplete, Usage
 from codingcode.tools.definition import ToolDefinition
 from codingcode.tools.service import ToolService
@@ -141,6 +146,10 @@ class AnthropicProvider:
                         stop = event.delta.stop_reason or stop
                         usage.output_tokens = getattr(event.usage, "output_tokens", 0) or 0
         except anthropic.APIStatusError as exc:
+            if is_context_overflow(exc):
+                raise ContextLengthExceeded(
+                    f"The conversation is too long for the model: {error_message(exc)}"
+                ) from None
             raise ModelError(
                 f"The Anthropic API refused the request (HTTP {exc.status_code}): "
                 f"{error_message(exc)}"

@@ -47,6 +47,32 @@ def error_message(exc: Any) -> str:
     return str(getattr(exc, "message", exc))
 
 
+#: Phrases of the endpoints' "your conversation is too long" refusals (HTTP 400).
+_CONTEXT_PHRASES = (
+    "context_length_exceeded",
+    "prompt is too long",
+    "maximum context length",
+    "context length",
+    "context window",
+    "too many tokens",
+)
+
+
+def is_context_overflow(exc: Any) -> bool:
+    """Whether an SDK's API error says the request is longer than the model's context window
+    (OpenAI: code ``context_length_exceeded``; Anthropic: "prompt is too long")."""
+    if getattr(exc, "status_code", None) not in (400, 413):
+        return False
+    if getattr(exc, "code", None) == "context_length_exceeded":
+        return True
+    body = getattr(exc, "body", None)
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(error, dict) and error.get("code") == "context_length_exceeded":
+        return True
+    text = error_message(exc).lower()
+    return any(p in text for p in _CONTEXT_PHRASES)
+
+
 _WIRE_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
