@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from codingcode.agent.transcript import Message
+from codingcode.agent.transcript import Message, Usage
 
 #: Characters per token for the estimate (English and code average about 4; a little lower
 #: errs on the safe side, compacting early rather than overflowing).
@@ -63,3 +63,31 @@ def estimate_message(m: Message) -> int:
 
 def estimate_messages(messages: Sequence[Message]) -> int:
     return sum(estimate_message(m) for m in messages)
+
+
+#: US dollars per million (input, output) tokens, by model-name prefix, where published
+#: prices are known (list prices when this table was written; approximate).
+PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "o4-mini": (1.10, 4.40),
+    "o3": (2.00, 8.00),
+    "claude-opus-4": (15.00, 75.00),
+    "claude-sonnet-4": (3.00, 15.00),
+    "claude-3-7-sonnet": (3.00, 15.00),
+    "claude-3-5-haiku": (0.80, 4.00),
+    "claude-haiku-4": (1.00, 5.00),
+}
+
+
+def cost_usd(model: str, usage: Usage) -> float | None:
+    """The cost of ``usage`` on ``model`` in US dollars, None where the price is not known."""
+    name = model.rsplit("/", 1)[-1].lower()
+    best = max((p for p in PRICES if name.startswith(p)), key=len, default=None)
+    if best is None:
+        return None
+    price_in, price_out = PRICES[best]
+    return round((usage.input_tokens * price_in + usage.output_tokens * price_out) / 1e6, 6)
