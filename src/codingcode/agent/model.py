@@ -33,6 +33,11 @@ class ContextLengthExceeded(ModelError):
     context window (OpenAI: HTTP 400 ``context_length_exceeded``; Anthropic: HTTP 400
     "prompt is too long"). The loop compacts the conversation and asks again."""
 
+    def __init__(self, message: str, *, limit: int | None = None) -> None:
+        super().__init__(message)
+        #: The window the endpoint named in its refusal, when it did.
+        self.limit = limit
+
 
 HOW_TO_CONFIGURE = (
     "Choose one with --model PROVIDER:MODEL (e.g. --model openai:gpt-4.1 or "

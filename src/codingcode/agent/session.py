@@ -71,6 +71,8 @@ MAX_DEPTH = 2
 CANCEL_GRACE_S = 3.0
 #: How many times one request is compacted and retried when the endpoint says it is too long.
 OVERFLOW_RETRIES = 2
+#: Without a window named in the refusal, the window is taken as this share of what was sent.
+OVERFLOW_SHRINK = 0.7
 
 EventSink = Callable[[AgentEvent], None]
 
@@ -322,6 +324,10 @@ class AgentSession:
             try:
                 return await self._respond(signal)
             except ContextLengthExceeded as exc:
+                # The real window is smaller than we thought: learn it from the refusal
+                # (or, when it names none, from the size of what was refused).
+                learned = exc.limit or int(self.context_tokens() * OVERFLOW_SHRINK)
+                self.window = max(1_000, min(self.window, learned))
                 if attempt == OVERFLOW_RETRIES or not await self.compact(reason="overflow"):
                     raise ModelError(
                         f"{exc.message} — even after compacting the conversation. Start a new "

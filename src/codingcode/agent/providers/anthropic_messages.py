@@ -12,6 +12,7 @@ from typing import Any
 from codingcode.agent.model import ContextLengthExceeded, ModelError
 from codingcode.agent.providers.base import (
     WireNames,
+    context_limit,
     error_message,
     is_context_overflow,
     parse_arguments,
@@ -148,7 +149,8 @@ class AnthropicProvider:
         except anthropic.APIStatusError as exc:
             if is_context_overflow(exc):
                 raise ContextLengthExceeded(
-                    f"The conversation is too long for the model: {error_message(exc)}"
+                    f"The conversation is too long for the model: {error_message(exc)}",
+                    limit=context_limit(exc),
                 ) from None
             raise ModelError(
                 f"The Anthropic API refused the request (HTTP {exc.status_code}): "

@@ -73,6 +73,24 @@ def is_context_overflow(exc: Any) -> bool:
     return any(p in text for p in _CONTEXT_PHRASES)
 
 
+_LIMIT_PATTERNS = (
+    re.compile(r"maximum context length is (\d+)"),
+    re.compile(r"> ?(\d+) maximum"),
+    re.compile(r"context (?:window|length|limit)[^0-9]{0,20}(\d{3,})"),
+)
+
+
+def context_limit(exc: Any) -> int | None:
+    """The window an overflow refusal names ("maximum context length is 8192 tokens",
+    "prompt is too long: 9000 tokens > 8192 maximum"), if it names one."""
+    text = error_message(exc)
+    for pattern in _LIMIT_PATTERNS:
+        m = pattern.search(text)
+        if m:
+            return int(m.group(1))
+    return None
+
+
 _WIRE_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
