@@ -27,6 +27,8 @@ from codingcode.agent.transcript import Message, Usage
 from codingcode.errors import AgentError, ErrorKind
 
 FILE_NAME = "session.jsonl"
+#: Written after a record a crash cut short, before the next one is appended.
+CUT_MARKER = b'{"type":"cut"}'
 VERSION = 1
 
 
@@ -99,10 +101,11 @@ class SessionStore:
             self.directory.mkdir(parents=True, exist_ok=True)
             f = self.path.open("a+b")
             # A crash may have cut the last record: start ours on a fresh line.
+            # The marker record says the line before it is such a remnant (not damage).
             if f.tell() > 0:
                 f.seek(-1, os.SEEK_END)
                 if f.read(1) != b"\n":
-                    f.write(b"\n")
+                    f.write(b"\n" + CUT_MARKER + b"\n")
             self._file = f
         return self._file
 
@@ -196,19 +199,24 @@ def load(directory: Path) -> LoadedSession:
     turns = 0
     note = None
     try:
+        bad: int | None = None
         for lineno, record, last in iter_records(path):
             if record is None:
+                if bad is not None:
+                    raise _damaged(path, bad)
+                bad = lineno
                 if last:
                     note = (
                         f"The last record of session {sid} was cut (a crash while saving it); "
                         "it was skipped."
                     )
-                    continue
-                raise SessionError(
-                    f"Session file {path} is damaged at line {lineno} (not a JSON record); it "
-                    "cannot be resumed as is. Start a new session, or fix or remove that line."
-                )
+                continue
             kind = record.get("type")
+            if bad is not None:
+                if kind != "cut":
+                    raise _damaged(path, bad)
+                bad = None
+                continue
             if kind == "start" and start is None:
                 start = record
             elif kind == "message":
@@ -225,6 +233,8 @@ def load(directory: Path) -> LoadedSession:
             elif kind == "usage":
                 usage.input_tokens += int(record.get("input_tokens") or 0)
                 usage.output_tokens += int(record.get("output_tokens") or 0)
+            elif kind == "clear":
+                history = []
             elif kind == "compaction":
                 kept = int(record.get("kept") or 0)
                 recent = history[len(history) - kept :] if kept else []
@@ -237,6 +247,13 @@ def load(directory: Path) -> LoadedSession:
             "or its beginning is damaged). Start a new session."
         )
     return LoadedSession(sid, directory, start, repair(history), usage, turns, note)
+
+
+def _damaged(path: Path, lineno: int) -> SessionError:
+    return SessionError(
+        f"Session file {path} is damaged at line {lineno} (not a JSON record); it cannot be "
+        "resumed as is. Start a new session, or fix or remove that line."
+    )
 
 
 SUMMARY_HEADER = "[Summary of the earlier part of this conversation, written when it was compacted]"
