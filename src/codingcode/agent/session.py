@@ -173,6 +173,7 @@ class AgentSession:
         #: (history length, tokens it took) from the provider's last figures.
         self._measured: tuple[int, int] | None = None
         self._estimates: dict[int, int] = {}
+        self._counted: tuple[int, int] = (0, 0)
         #: Files the model wrote or spilled outputs saved, for /diff and the user.
         self.spilled: list[Path] = []
         #: Extra rules this session was opened with (--allowed-tools / --disallowed-tools).
@@ -220,7 +221,13 @@ class AgentSession:
         fixed = estimate_text(self.system()) + sum(
             estimate_text(t.description) + 40 for t in self.tools()
         )
-        return fixed + sum(self._estimate(m) for m in self.history)
+        # A running total over the history (it only grows between compactions).
+        count, total = self._counted
+        if count > len(self.history):
+            count, total = 0, 0
+        total += sum(self._estimate(m) for m in self.history[count:])
+        self._counted = (len(self.history), total)
+        return fixed + total
 
     def _account(self, reply: TurnComplete) -> None:
         usage = reply.usage
@@ -251,6 +258,7 @@ class AgentSession:
         self.state.todos = []
         self._measured = None
         self._estimates.clear()
+        self._counted = (0, 0)
         if self.store is not None:
             self.store.append({"type": "clear", "time": time.time()}, sync=True)
 
@@ -272,6 +280,7 @@ class AgentSession:
         self.history = result.history
         self._measured = None
         self._estimates.clear()
+        self._counted = (0, 0)
         if self.store is not None:
             self.store.compaction(result.summary, result.kept, reason)
         self.sink(
@@ -314,6 +323,8 @@ class AgentSession:
             )
         finally:
             self._signal = None
+            if self.store is not None:
+                self.store.sync()
 
     async def _respond_fitting(self, signal: CancelSignal) -> TurnComplete | None:
         """One response, compacting first when the conversation nears the context window and

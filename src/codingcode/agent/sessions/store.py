@@ -2,8 +2,8 @@
 
 Layout: ``<user state dir>/projects/<project slug>/<session id>/session.jsonl``, and the
 session's large tool outputs in ``outputs/`` beside it. Every record is one line, written
-whole and flushed at once (messages are also fsync'ed), so a crash loses at most the record
-being written; a cut last line is skipped on reading (and fenced off by a newline before the
+whole with one write as it happens (fsync'ed after each prompt and at compactions), so a
+crash loses at most the record being written; a cut last line is skipped on reading (and fenced off by a newline before the
 next record is appended), never glued to the next one.
 
 Records (``type`` first): ``start`` (id, time, project, model, mode, parent), ``message``
@@ -119,9 +119,7 @@ class SessionStore:
 
     # -- what the loop records ----------------------------------------------------------
     def message(self, message: Message) -> None:
-        self.append(
-            {"type": "message", "time": time.time(), "message": message.to_json()}, sync=True
-        )
+        self.append({"type": "message", "time": time.time(), "message": message.to_json()})
 
     def usage(self, usage: Usage, *, estimated: bool) -> None:
         self.append(
@@ -147,6 +145,13 @@ class SessionStore:
             },
             sync=True,
         )
+
+    def sync(self) -> None:
+        """Make what was written durable (after each prompt; a crash of codingcode loses
+        nothing already written — each record is one write — a power loss may lose the
+        prompt in progress)."""
+        if self._file is not None:
+            os.fsync(self._file.fileno())
 
     def close(self) -> None:
         if self._file is not None:
