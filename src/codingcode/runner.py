@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from pydantic import BaseModel
 
 from codingcode.errors import DeniedError
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from codingcode.approval.hooks import HookBus
     from codingcode.approval.pipeline import ApprovalPipeline, Decision
     from codingcode.approval.rules import Policy
+    from codingcode.checkpoints.recorder import CheckpointRecorder
 
 
 @dataclass
@@ -37,6 +39,8 @@ class ToolRunner:
     pipeline: ApprovalPipeline | None = None
     #: What untrusted project files would have granted and was ignored (for a notice).
     ignored_grants: list[str] = field(default_factory=list)
+    #: Takes a checkpoint before every call that can change the project (None: none).
+    checkpoints: CheckpointRecorder | None = None
     _turn: int = field(default=0, init=False)
 
     def context(self, **overrides: Any) -> ToolExecCtx:
@@ -113,7 +117,16 @@ class ToolRunner:
             # the capabilities the approval granted (the sandbox builds the call from them).
             model = validate_arguments(definition, decision.args)
             ctx = replace(ctx, capabilities=decision.capabilities)
-        return await self.service.execute(definition, model, ctx)
+        if self.checkpoints is None:
+            return await self.service.execute(definition, model, ctx)
+        point = await self.checkpoints.before(
+            definition, model.model_dump(mode="json"), ctx.session_id, ctx.turn_id
+        )
+        try:
+            return await self.service.execute(definition, model, ctx)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.checkpoints.after(point)
 
 
 def build_runner(
@@ -129,6 +142,7 @@ def build_runner(
     policy: Policy | None = None,
     launcher: Any = None,
     assume_trusted: bool = False,
+    checkpoints: bool = False,
 ) -> ToolRunner:
     """The runner every front end uses for a project: its settings, approval and sandbox.
 
@@ -136,7 +150,8 @@ def build_runner(
     ``confirmer=None`` is a headless run: an ask becomes a deny saying how to allow it.
     Allow rules, hooks and a looser defaultMode from project files apply only when the user
     trusted those files (``SettingsFile.trusted``); ``trust_project_grants=False`` ignores
-    them regardless. Deny and ask rules always apply.
+    them regardless. Deny and ask rules always apply. ``checkpoints=True`` (agent sessions)
+    checkpoints the project before every call that can change it, as the settings say.
     """
     from codingcode.approval.setup import build_pipeline
 
@@ -170,4 +185,9 @@ def build_runner(
 
         launcher = SandboxService.for_project(project, trust_project=trust_project_grants)
     runner.launcher = launcher
+    if checkpoints:
+        from codingcode.checkpoints.recorder import recorder_for
+        from codingcode.config import load_settings, user_state_dir
+
+        runner.checkpoints = recorder_for(project, load_settings(project), user_state_dir())
     return runner

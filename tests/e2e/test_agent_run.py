@@ -214,7 +214,7 @@ def _running(token: str) -> bool:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if token in (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode():
+                if token.encode() in (entry / "cmdline").read_bytes().replace(b"\0", b" "):
                     return True
             except OSError:
                 continue

@@ -569,6 +569,7 @@ def open_session(
         service=service,
         confirmer=confirmer,
         policy=policy,
+        checkpoints=True,
     )
     settings = load_agent_settings(project)
     store: SessionStore | None = None

@@ -37,6 +37,7 @@ COMMAND_MODULES = [
     "codingcode.cli.sandbox_commands",
     "codingcode.cli.mcp_commands",
     "codingcode.cli.sessions_commands",
+    "codingcode.cli.checkpoint_commands",
 ]
 
 
