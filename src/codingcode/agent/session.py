@@ -252,15 +252,38 @@ class AgentSession:
             )
         )
 
-    def clear(self) -> None:
-        """Forget the conversation (``/clear``); the todo list goes too."""
-        self.history = []
-        self.state.todos = []
+    def clear_state(self, *, keep_history: bool = False) -> None:
+        """Drop what was measured about the conversation (after it or the model changed)."""
+        if not keep_history:
+            self.history = []
+            self.state.todos = []
         self._measured = None
         self._estimates.clear()
         self._counted = (0, 0)
+
+    def clear(self) -> None:
+        """Forget the conversation (``/clear``); the todo list goes too."""
+        self.clear_state()
         if self.store is not None:
             self.store.append({"type": "clear", "time": time.time()}, sync=True)
+
+    def add_message(self, message: Message) -> None:
+        """Add a message to the conversation (and the session file), e.g. the output of a
+        command the user ran; the model sees it with the next prompt."""
+        self._add(message)
+
+    def fit_user_output(self, output: str) -> str:
+        """Output the user brought in, spilled like a tool output when it is long."""
+        if self.spill_dir is None:
+            return output
+        shown, _ = spill_output(
+            output,
+            limit=self.settings.tool_output_limit,
+            directory=self.spill_dir,
+            call_id=f"user-{int(time.time() * 1000)}",
+            tool="command",
+        )
+        return shown
 
     async def compact(self, focus: str | None = None, *, reason: str = "manual") -> bool:
         """Summarise the older part of the conversation (see ``agent.context.compaction``);

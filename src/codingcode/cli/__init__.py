@@ -70,6 +70,14 @@ def _root(
         str | None,
         typer.Option("--model", help="Interactive app: PROVIDER:MODEL, e.g. openai:gpt-4.1."),
     ] = None,
+    continue_: Annotated[
+        bool,
+        typer.Option("--continue", "-c", help="Interactive app: continue the latest session."),
+    ] = False,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", "-r", help="Interactive app: continue the session with this id."),
+    ] = None,
 ) -> None:
     """A coding-agent runtime built around its tool system.
 
@@ -78,7 +86,7 @@ def _root(
     if ctx.invoked_subcommand is None:
         from codingcode.cli.app import start_app
 
-        start_app(project, model, mode)
+        start_app(project, model, mode, continue_=continue_, resume=resume)
 
 
 def _register_commands() -> None:

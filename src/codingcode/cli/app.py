@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rich.status import Status
 
     from codingcode.agent.session import AgentSession
+    from codingcode.agent.sessions.store import LoadedSession
     from codingcode.agent.transcript import AgentEvent
     from codingcode.approval.confirm import Answer, ConfirmRequest
 
@@ -182,17 +183,21 @@ class TerminalConfirmerApp:
                 self.console.print(f"[dim]Answer one of: {label}[/]")
 
 
-HELP = """Commands: /help, /todos (show the task list), /tools (the tools offered), /exit.
+HELP = """/help lists the commands; !cmd runs a shell command; @path attaches a file.
 Ctrl-C cancels the running prompt; Ctrl-D or /exit quits."""
 
 
-def run_interactive(*, project: Path, model: str | None, mode: str | None) -> int:
+def run_interactive(
+    *, project: Path, model: str | None, mode: str | None, resume: LoadedSession | None = None
+) -> int:
     import anyio
 
-    return anyio.run(_interactive, project, model, mode)
+    return anyio.run(_interactive, project, model, mode, resume)
 
 
-async def _interactive(project: Path, model: str | None, mode: str | None) -> int:
+async def _interactive(
+    project: Path, model: str | None, mode: str | None, resume: LoadedSession | None = None
+) -> int:
     from rich.console import Console
     from rich.markup import escape
 
@@ -207,7 +212,9 @@ async def _interactive(project: Path, model: str | None, mode: str | None) -> in
 
     resolve_model(project, model)  # no model: say so before asking anything
     await ask_trust(console, project)
-    async with cli_session(project, model, mode, view, notify, confirmer=confirmer) as session:
+    async with cli_session(
+        project, model, mode, view, notify, confirmer=confirmer, resume=resume
+    ) as session:
         view.root = session.session_id
         view.model = str(session.model)
         return await _prompt_loop(console, view, session, project)
@@ -267,7 +274,13 @@ async def _prompt_loop(
 
     history_file = user_state_dir() / "prompt-history"
     history_file.parent.mkdir(parents=True, exist_ok=True)
-    prompt: PromptSession[str] = PromptSession(history=FileHistory(str(history_file)))
+    from codingcode.cli import slash
+
+    prompt: PromptSession[str] = PromptSession(
+        history=FileHistory(str(history_file)),
+        completer=slash.make_completer(project),
+    )
+    commands = slash.SlashHandler(console, session)
     console.print(
         f"[bold]codingcode[/] — {session.model} — mode {session.mode} — {project}\n[dim]{HELP}[/]"
     )
@@ -281,17 +294,13 @@ async def _prompt_loop(
                 break
             if not text:
                 continue
-            if text in ("/exit", "/quit"):
+            # /commands, !shell and @file mentions (cli/slash.py); None: nothing to send.
+            handled = await commands.handle(text)
+            if handled.exit:
                 break
-            if text == "/help":
-                console.print(HELP)
+            if handled.prompt is None:
                 continue
-            if text == "/todos":
-                view.render_todos(session.state.todos)
-                continue
-            if text == "/tools":
-                console.print(", ".join(d.name for d in session.tools()))
-                continue
+            text = handled.prompt
             try:
                 outcome = await run_with_sigint(session, text)
             except ModelError as exc:
@@ -303,20 +312,30 @@ async def _prompt_loop(
                 console.print("[yellow]Cancelled.[/] The session goes on.")
             elif not outcome.ok:
                 console.print(f"[red]{outcome.text}[/]")
+            console.print(slash.status_line(session), style="dim", markup=False, highlight=False)
     finally:
         view.finish()
     return 0
 
 
-def start_app(project: Path | None, model: str | None, mode: str | None) -> None:
+def start_app(
+    project: Path | None,
+    model: str | None,
+    mode: str | None,
+    *,
+    continue_: bool = False,
+    resume: str | None = None,
+) -> None:
     """Bare ``codingcode``: the interactive app (called from the root callback)."""
     from codingcode.cli import fail
+    from codingcode.cli.agent_commands import load_for_run
 
     root = project_dir(project)
     checked = check_mode(mode)
+    loaded = load_for_run(root, continue_=continue_, resume=resume, fork=False)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         fail(
             'the interactive app needs a terminal; for scripts use `codingcode run "PROMPT"` '
             "(see `codingcode --help`)."
         )
-    raise typer.Exit(run_interactive(project=root, model=model, mode=checked))
+    raise typer.Exit(run_interactive(project=root, model=model, mode=checked, resume=loaded))
