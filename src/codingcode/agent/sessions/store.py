@@ -81,6 +81,10 @@ class SessionStore:
         parent: str | None = None,
     ) -> SessionStore:
         store = cls(project_dir(project) / session_id, session_id)
+        root = sessions_root()
+        if not root.exists():
+            # Transcripts hold what the tools read: the user's alone.
+            root.mkdir(parents=True, mode=0o700, exist_ok=True)
         store.directory.mkdir(parents=True, exist_ok=True)
         store.append(
             {
