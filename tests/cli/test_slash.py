@@ -117,3 +117,42 @@ def test_completions(project: Path) -> None:
     assert "/compact" in complete("/comp")
     assert complete("see @sr") == ["@src/"]
     assert complete("see @src/a") == ["@src/app.py"]
+
+
+def test_tool_listing_marks_deferred_custom_and_agent_tools(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pydantic import BaseModel
+
+    from codingcode.cli import tool_commands, tool_service
+    from codingcode.tools import ToolDefinition, ToolService
+
+    monkeypatch.setenv("CODINGCODE_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("CODINGCODE_STATE_DIR", str(tmp_path / "state"))
+
+    class NoArgs(BaseModel):
+        pass
+
+    async def run(args: NoArgs, ctx: object) -> str:
+        return "ok"
+
+    extra = ToolDefinition(
+        name="rare_tool",
+        description="Something rarely needed.",
+        parameters=NoArgs,
+        execute=run,
+        deferred=True,
+    )
+
+    def service() -> ToolService:
+        s = ToolService.default()
+        s.register(extra)
+        return s
+
+    monkeypatch.setattr(tool_service, "cli_tool_service", service)
+    rows, _ = anyio.run(tool_commands.session_tools, project)
+    by_name = {r["name"]: r for r in rows}
+    assert by_name["rare_tool"]["deferred"] and not by_name["rare_tool"]["offered"]
+    assert by_name["rare_tool"]["kind"] == "custom"
+    assert by_name["tool_search"]["kind"] == "agent" and by_name["tool_search"]["offered"]
+    assert by_name["dispatch_agent"]["kind"] == "agent"

@@ -335,3 +335,26 @@ def test_global_options_before_the_sub_command(project: Path, tmp_path: Path) ->
     )
     rules = run(["-p", str(project), "rules", "list", "--json"], tmp_path, env)
     assert rules.returncode == 0, rules.stderr
+
+
+def test_tools_lists_mcp_tools_once_trusted(project: Path, tmp_path: Path) -> None:
+    import os
+    import sys
+
+    server = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "tiny_server.py"
+    (project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"tiny": {"command": sys.executable, "args": [str(server)]}}})
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODINGCODE_")}
+    env |= {
+        "CODINGCODE_CONFIG_DIR": str(tmp_path / "c"),
+        "CODINGCODE_STATE_DIR": str(tmp_path / "s"),
+    }
+    before = run(["tools", "-p", str(project), "--json"], tmp_path, env)
+    assert before.returncode == 0, before.stderr
+    assert not any(t["name"].startswith("tiny:") for t in json.loads(before.stdout))
+    assert "tiny" in before.stderr  # the note says the server was not started
+    assert run(["trust", "-p", str(project)], tmp_path, env).returncode == 0
+    after = run(["-p", str(project), "tools"], tmp_path, env)
+    assert after.returncode == 0, after.stderr
+    assert "tiny:add" in after.stdout and "(mcp)" in after.stdout

@@ -516,7 +516,7 @@ class AgentSession:
         inherited = [
             d for d in self.service.list() if d.name not in (TOOL_SEARCH_NAME, DISPATCH_AGENT_NAME)
         ]
-        return open_session(
+        child = open_session(
             self.project,
             model=model,
             provider=provider,
@@ -532,6 +532,9 @@ class AgentSession:
             spill_dir=self.spill_dir,
             extra_rules=self.extra_rules,
         )
+        # A sub-agent's tokens count in the session's totals (and its cost).
+        child.usage = self.usage
+        return child
 
 
 def open_session(
