@@ -46,6 +46,13 @@ EXIT_CODES = {
     "cancelled": EXIT_INTERRUPTED,
 }
 OUTPUT_FORMATS = ("text", "json", "stream-json")
+EXIT_REASONS = {
+    "answered": "the model gave its final answer",
+    "error": "an error stopped the run",
+    "denied": "the model stopped after a denied call",
+    "turn_limit": "the turn limit was reached",
+    "cancelled": "interrupted",
+}
 
 ModelOption = Annotated[
     str | None,
@@ -438,6 +445,7 @@ def final_record(
         "type": "result",
         "session_id": session.session_id,
         "status": status,
+        "exit_reason": EXIT_REASONS.get(status, status),
         "exit_code": EXIT_CODES.get(status, EXIT_ERROR),
         "answer": outcome.text if outcome and outcome.status == "answered" else None,
         "error": error or (None if outcome is None or outcome.ok else outcome.text),
