@@ -9,6 +9,7 @@ approved: a hook's modifiedInput is validated and checked by the rules again fir
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -106,8 +107,18 @@ class ToolRunner:
         call = self._call(name, definition, model, ctx, "")
         return await self.pipeline.decide(call, dry_run=dry_run)
 
-    async def run(self, name: str, args: Any, ctx: ToolExecCtx | None = None) -> str:
-        """Validate, approve, then execute one call; raises AgentError on every expected failure."""
+    async def run(
+        self,
+        name: str,
+        args: Any,
+        ctx: ToolExecCtx | None = None,
+        *,
+        on_decision: Callable[[Decision], None] | None = None,
+    ) -> str:
+        """Validate, approve, then execute one call; raises AgentError on every expected failure.
+
+        ``on_decision`` sees the pipeline's decision before the call runs (or is refused).
+        """
         ctx = ctx or self.context()
         if ctx.launcher is None and self.launcher is not None:
             # A caller's own context still gets the sandbox: nothing runs around it.
@@ -124,6 +135,8 @@ class ToolRunner:
             with CallTracker(self.audit, call, reports_exit) as track:
                 decision = await self.pipeline.decide(call)
                 track.decision = decision
+                if on_decision is not None:
+                    on_decision(decision)
                 if not decision.allowed:
                     raise DeniedError(f"{name} was denied: {decision.reason}")
                 # Exactly the approved arguments run (a hook may have changed them), with
