@@ -162,6 +162,8 @@ class AgentSession:
         self.history: list[Message] = []
         self.state = SessionState()
         self.turn = 0
+        #: (model turns before, history length before) of each prompt sent in this process.
+        self.prompt_marks: list[tuple[int, int]] = []
         self._children = 0
         self._signal: CancelSignal | None = None
         self._owned_providers: list[ModelProvider] = []
@@ -285,6 +287,22 @@ class AgentSession:
         if self.store is not None:
             self.store.append({"type": "clear", "time": time.time()}, sync=True)
 
+    def rewind_to_turn(self, turn: int) -> int | None:
+        """Drop the conversation from the prompt that led to model turn ``turn`` on (the
+        checkpoint taken before that turn's calls); returns how many messages were dropped,
+        or None when that prompt is not known (sent before this process resumed it)."""
+        marks = [m for m in self.prompt_marks if m[0] < turn]
+        if not marks:
+            return None
+        keep = marks[-1][1]
+        dropped = len(self.history) - keep
+        self.history = self.history[:keep]
+        self.prompt_marks = [m for m in self.prompt_marks if m[1] < keep]
+        self.clear_state(keep_history=True)
+        if self.store is not None:
+            self.store.append({"type": "rewind", "keep": keep, "time": time.time()}, sync=True)
+        return dropped
+
     def add_message(self, message: Message) -> None:
         """Add a message to the conversation (and the session file), e.g. the output of a
         command the user ran; the model sees it with the next prompt."""
@@ -334,6 +352,8 @@ class AgentSession:
         """Run ``prompt`` to the model's answer (or the turn limit, or cancellation)."""
         signal = signal or CancelSignal()
         self._signal = signal
+        # Where this prompt starts: the model turn before it and the history length (/rewind).
+        self.prompt_marks.append((self.turn, len(self.history)))
         self._add(Message("user", prompt))
         usage = Usage()
         denied = False
@@ -474,7 +494,16 @@ class AgentSession:
             def decided(decision: Decision) -> None:
                 self._decided(call, decision)
 
-            output = await self.runner.run(call.name, call.arguments, ctx, on_decision=decided)
+            def checkpointed(checkpoint_id: str) -> None:
+                # The session log links the call to the checkpoint taken before it.
+                if self.store is not None:
+                    self.store.append(
+                        {"type": "checkpoint", "call_id": call.id, "checkpoint": checkpoint_id}
+                    )
+
+            output = await self.runner.run(
+                call.name, call.arguments, ctx, on_decision=decided, on_checkpoint=checkpointed
+            )
             result = ToolResult(call.id, call.name, self._fit_output(call, output))
         except AgentError as exc:
             message = exc.message
