@@ -189,3 +189,26 @@ def test_rewind_restores_files_and_the_conversation(session: AgentSession, proje
     assert [m.text for m in loaded.history if m.role == "user"] == ["first prompt"]
     anyio.run(h.handle, "/rewind zz")
     assert "No checkpoint 'zz'" in console.export_text()
+
+
+def test_bashes_lists_and_kills_and_the_model_is_reminded(session: AgentSession) -> None:
+    from codingcode.tools import ToolExecCtx
+
+    ctx = ToolExecCtx(project_path=session.project, session_id=session.session_id)
+    ctx.state = session.state
+    anyio.run(
+        session.service.call,
+        "execute_command",
+        {"command": "exec sleep 99.123", "run_in_background": True},
+        ctx,
+    )
+    assert "bg1: exec sleep 99.123" in session.system()
+    h, console = handler(session)
+    anyio.run(h.handle, "/bashes")
+    listed = console.export_text()
+    assert "bg1" in listed and "running" in listed
+    anyio.run(h.handle, "/bashes kill bg1")
+    assert "killed by the user" in console.export_text()
+    assert "Background commands running" not in session.system()
+    anyio.run(h.handle, "/bashes kill bg7")
+    assert "no background process 'bg7'" in console.export_text()

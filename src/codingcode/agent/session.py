@@ -216,7 +216,12 @@ class AgentSession:
         extra = self.resolver.deferred_summary()
         prompt = self.system_prompt + (f"\n\n{extra}" if extra else "")
         told = mode_prompt(self.mode)  # the model knows what plan mode means
-        return prompt + (f"\n\n{told}" if told else "")
+        prompt += f"\n\n{told}" if told else ""
+        if self.state.background is not None:
+            # The model is reminded, every request, which background commands still run.
+            running = self.state.background.reminder()
+            prompt += f"\n\n{running}" if running else ""
+        return prompt
 
     # -- the loop ----------------------------------------------------------------------
     # -- recording -----------------------------------------------------------------------

@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
+from codingcode.errors import AgentError
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -40,6 +44,7 @@ COMMANDS: dict[str, str] = {
     "/rewind": "/rewind [N|ID] [files|conversation|both] [force] — list this session's "
     "checkpoints (also Esc Esc), or go back to one",
     "/todos": "the task list",
+    "/bashes": "/bashes [kill ID] — the background commands of this session, or end one",
     "/exit": "quit (also Ctrl-D)",
 }
 ALIASES = {"/quit": "/exit", "/q": "/exit", "/?": "/help"}
@@ -243,6 +248,27 @@ class SlashHandler:
 
     def cmd_diff(self, arg: str) -> None:
         self.console.print(session_diff(self.session), markup=False, highlight=False)
+
+    async def cmd_bashes(self, arg: str) -> None:
+        registry = self.session.state.background
+        words = arg.split()
+        if not words:
+            text = registry.listing() if registry else "No background commands in this session."
+            self.console.print(text, markup=False, highlight=False)
+            return
+        if words[0] != "kill" or len(words) != 2:
+            self.console.print("Usage: /bashes, or /bashes kill ID", markup=False)
+            return
+        if registry is None:
+            self.console.print("No background commands in this session.", markup=False)
+            return
+        try:
+            proc = registry.get(words[1])
+        except AgentError as exc:
+            self.console.print(exc.message, markup=False, highlight=False)
+            return
+        await anyio.to_thread.run_sync(proc.kill, "killed by the user (/bashes)")
+        self.console.print(f"{proc.id}: {proc.status()}", markup=False, highlight=False)
 
     def cmd_rewind(self, arg: str) -> None:
         self.console.print(rewind(self.session, arg), markup=False, highlight=False)

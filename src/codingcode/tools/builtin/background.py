@@ -328,6 +328,23 @@ class BackgroundProcesses:
         ).start()
         return proc
 
+    def reminder(self) -> str:
+        """One line per running process, for the model's context ("" when none runs)."""
+        live = self.running()
+        if not live:
+            return ""
+        lines = [f"Background commands running in this session (read with {OUTPUT_TOOL}, stop "
+                 f"with {KILL_TOOL}):"]  # fmt: skip
+        lines += [f"- {p.id}: {p.command[:120]} ({p.status()})" for p in live]
+        return "\n".join(lines)
+
+    def listing(self) -> str:
+        """Every background process of the session, for the user (/bashes)."""
+        if not self.processes:
+            return "No background commands in this session."
+        lines = [f"{p.id}  {p.status()}  {p.command[:100]}" for p in self.processes.values()]
+        return "\n".join(lines)
+
     def get(self, pid_id: str) -> BackgroundProcess:
         proc = self.processes.get(pid_id.strip())
         if proc is None:
