@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from codingcode.runner import build_runner
-from codingcode.tools import ToolAnnotations, ToolDefinition, ToolExecCtx, ToolService
+from codingcode.tools import ToolAnnotations, ToolDefinition, ToolExecCtx, ToolOrigin, ToolService
 
 pytestmark = pytest.mark.anyio
 
@@ -28,6 +28,8 @@ def mcp_tool(name: str, read_only: bool) -> ToolDefinition:
         parameters=NoArgs,
         execute=_noop,
         annotations=ToolAnnotations(read_only=read_only),
+        # The origin is a field, not the ":" in the name.
+        origin=ToolOrigin("mcp", name.split(":")[0]) if ":" in name else ToolOrigin(),
     )
 
 

@@ -165,3 +165,39 @@ def test_default_service_offers_the_builtin_tools(service: ToolService) -> None:
         "execute_command",
         "todo_write",
     } <= names
+
+
+def test_every_builtin_declares_its_origin_effects_and_argument_roles() -> None:
+    from codingcode.tools.service import ToolService
+
+    for definition in ToolService.default().list():
+        assert definition.origin.kind == "builtin", definition.name
+        assert definition.effects is not None, definition.name
+        fields = set(definition.parameters.model_fields)
+        assert set(definition.arg_roles) <= fields, (definition.name, definition.arg_roles)
+    by_name = {d.name: d for d in ToolService.default().list()}
+    assert by_name["execute_command"].arg_roles["command"] == "command"
+    assert by_name["read_file"].arg_roles == {"path": "path"}
+    assert by_name["todo_write"].effects == frozenset()
+
+
+def test_an_unknown_argument_role_is_refused() -> None:
+    import pytest
+    from pydantic import BaseModel
+
+    from codingcode.tools.definition import ToolDefinition
+
+    class Args(BaseModel):
+        x: str
+
+    async def run(args: Args, ctx: object) -> str:
+        return ""
+
+    with pytest.raises(ValueError, match="unknown argument roles"):
+        ToolDefinition(
+            name="t",
+            description="d",
+            parameters=Args,
+            execute=run,  # type: ignore[arg-type]
+            arg_roles={"x": "filename"},  # type: ignore[dict-item]
+        )

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from codingcode.agent.transcript import SubAgentFinished, SubAgentStarted
 from codingcode.errors import CancelledError, NotFoundError, ToolFailureError
-from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 from codingcode.tools.resolver import DISPATCH_AGENT_NAME
 
 if TYPE_CHECKING:
@@ -66,4 +66,8 @@ def make_dispatch_tool(session: AgentSession) -> ToolDefinition:
         parameters=DispatchAgentArgs,
         execute=dispatch_agent,
         annotations=ToolAnnotations(read_only=False, open_world=True),
+        arg_roles={"prompt": "text"},
+        # Its own calls are approved one by one; the dispatch itself touches nothing.
+        effects=frozenset(),
+        origin=BUILTIN,
     )

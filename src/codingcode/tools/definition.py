@@ -7,13 +7,14 @@ import os.path
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, create_model
 
 from codingcode.cancel import CancelSignal
 
 if TYPE_CHECKING:
+    from codingcode.capabilities import CapabilitySet
     from codingcode.process import Launcher
 
 
@@ -22,6 +23,11 @@ class SessionState:
     """Per-session state the state tools keep (the todo list), shared by a session's calls."""
 
     todos: list[dict[str, str]] = field(default_factory=list)
+    #: The session's background processes (``tools.builtin.background``), made on first use.
+    background: Any = None
+    #: Deferred tools the session offers now (loaded by tool_search, or made relevant, such
+    #: as command_output once a background process exists); the resolver shares this set.
+    offered: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -36,6 +42,9 @@ class ToolExecCtx:
     #: How commands are started. ``None`` means the default launcher (see
     #: ``codingcode.process``); the sandbox installs its own here.
     launcher: Launcher | None = None
+    #: What the approval granted this call beyond the sandbox's defaults (set by the runner
+    #: from the decision; the launcher builds the call's sandbox from it). ``None``: defaults.
+    capabilities: CapabilitySet | None = None
 
     def __post_init__(self) -> None:
         self.project_path = Path(self.project_path).resolve()
@@ -58,6 +67,42 @@ class ToolAnnotations:
     open_world: bool = False
 
 
+#: What an argument *is*, declared by the tool so approval and the sandbox never need its name:
+#: ``path`` a file the tool reads or writes (by its effects), ``directory`` a tree it walks,
+#: ``glob`` a file-name pattern under the project (or under the ``directory`` argument),
+#: ``command`` a shell command line it runs, ``cwd`` the directory that command runs in,
+#: ``url`` an address it fetches, ``content`` text it writes into a file, ``text`` anything else
+#: worth scanning (a query, a prompt, a regex). Arguments without a role are plain values.
+ArgRole = Literal["path", "directory", "glob", "command", "cwd", "url", "content", "text"]
+ARG_ROLES: tuple[ArgRole, ...] = (
+    "path",
+    "directory",
+    "glob",
+    "command",
+    "cwd",
+    "url",
+    "content",
+    "text",
+)
+
+#: What a call can do outside the session: read files, write files, run programs, use the
+#: network. An empty set: nothing outside the session (todo_write). ``None``: undeclared,
+#: which approval treats as "anything".
+Effect = Literal["reads", "writes", "runs", "network"]
+
+
+@dataclass(frozen=True)
+class ToolOrigin:
+    """Where a tool comes from: a built-in, a custom tool registered in Python or by a
+    package, or an MCP server's tool (``server`` names it). A field, not a character in the
+    tool's name."""
+
+    kind: Literal["builtin", "custom", "mcp"] = "custom"
+    server: str | None = None
+
+
+BUILTIN = ToolOrigin("builtin")
+
 Execute = Callable[[Any, ToolExecCtx], Awaitable[str]]
 
 
@@ -79,8 +124,16 @@ class ToolDefinition:
     deferred: bool = False
     json_schema: dict[str, Any] | None = None
     annotations: ToolAnnotations = field(default_factory=ToolAnnotations)
+    #: The role of each argument that has one (see :data:`ArgRole`).
+    arg_roles: dict[str, ArgRole] = field(default_factory=dict)
+    #: What the tool can do (see :data:`Effect`); ``None`` is undeclared (anything).
+    effects: frozenset[Effect] | None = None
+    origin: ToolOrigin = field(default_factory=ToolOrigin)
 
     def __post_init__(self) -> None:
+        unknown = {k: v for k, v in self.arg_roles.items() if v not in ARG_ROLES}
+        if unknown:
+            raise ValueError(f"{self.name}: unknown argument roles {unknown}; allowed: {ARG_ROLES}")
         if not self.short_description:
             self.short_description = self.description.strip().split("\n", 1)[0][:120]
 
@@ -117,6 +170,8 @@ def tool(
     short_description: str = "",
     deferred: bool = False,
     annotations: ToolAnnotations | None = None,
+    arg_roles: dict[str, ArgRole] | None = None,
+    effects: frozenset[Effect] | None = None,
 ) -> Any:
     """Turn a plain async function into a :class:`ToolDefinition`.
 
@@ -175,6 +230,8 @@ def tool(
             short_description=short_description,
             deferred=deferred,
             annotations=annotations or ToolAnnotations(),
+            arg_roles=dict(arg_roles or {}),
+            effects=effects,
         )
 
     if fn is not None:

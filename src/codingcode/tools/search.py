@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from codingcode.errors import InvalidArgumentsError
-from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
 TOOL_SEARCH_NAME = "tool_search"
 #: Hits returned for a keyword query: enough to choose from, few enough to keep the
@@ -231,4 +231,7 @@ def make_tool_search_tool(search: SearchFn, *, deferred_summary: str = "") -> To
         parameters=ToolSearchArgs,
         execute=execute,
         annotations=ToolAnnotations(read_only=True, idempotent=True),
+        arg_roles={"query": "text"},
+        effects=frozenset(),
+        origin=BUILTIN,
     )

@@ -37,7 +37,7 @@ from codingcode.errors import (
 )
 from codingcode.process import CappedBuffer, kill_process_group
 from codingcode.tools.builtin.fs import display_path
-from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
 SEARCH_CODE_DEFAULT = 30
 SEARCH_CODE_MAX = 100
@@ -421,6 +421,9 @@ def search_tools() -> list[ToolDefinition]:
             parameters=SearchCodeArgs,
             execute=search_code,
             annotations=ToolAnnotations(read_only=True, idempotent=True),
+            arg_roles={"pattern": "text", "glob": "glob"},
+            effects=frozenset({"reads"}),
+            origin=BUILTIN,
         ),
         ToolDefinition(
             name="search_files",
@@ -433,5 +436,8 @@ def search_tools() -> list[ToolDefinition]:
             parameters=SearchFilesArgs,
             execute=search_files,
             annotations=ToolAnnotations(read_only=True, idempotent=True),
+            arg_roles={"pattern": "glob", "path": "directory"},
+            effects=frozenset({"reads"}),
+            origin=BUILTIN,
         ),
     ]

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
 #: Enough for any plan worth following; a longer list is a sign the task needs splitting.
 MAX_TODO_ITEMS = 50
@@ -55,5 +55,7 @@ def state_tools() -> list[ToolDefinition]:
             parameters=TodoWriteArgs,
             execute=todo_write,
             annotations=ToolAnnotations(idempotent=True),
+            effects=frozenset(),
+            origin=BUILTIN,
         )
     ]

@@ -55,7 +55,7 @@ from codingcode.tools.builtin.web.ssrf import (
     host_allowed,
     resolve_checked,
 )
-from codingcode.tools.definition import ToolAnnotations, ToolDefinition
+from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition
 
 
 def web_tools() -> list[ToolDefinition]:
@@ -73,6 +73,9 @@ def web_tools() -> list[ToolDefinition]:
             parameters=FetchUrlArgs,
             execute=fetch_url,
             annotations=ToolAnnotations(read_only=True, idempotent=True, open_world=True),
+            arg_roles={"url": "url"},
+            effects=frozenset({"network"}),
+            origin=BUILTIN,
         ),
         ToolDefinition(
             name="web_search",
@@ -85,6 +88,9 @@ def web_tools() -> list[ToolDefinition]:
             parameters=WebSearchArgs,
             execute=web_search,
             annotations=ToolAnnotations(read_only=True, open_world=True),
+            arg_roles={"query": "text"},
+            effects=frozenset({"network"}),
+            origin=BUILTIN,
         ),
     ]
 
