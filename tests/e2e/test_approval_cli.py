@@ -31,7 +31,7 @@ def check(
     r = cli(["check", tool, json.dumps(args), *extra], project, env)
     assert r.code == 0, r.stderr
     result: dict[str, object] = json.loads(r.stdout)
-    assert set(result) == {"decision", "layer", "reason", "rule"}
+    assert set(result) == {"decision", "layer", "reason", "rule", "capabilities"}
     return result
 
 
@@ -80,7 +80,7 @@ def test_batch_in_order(project: Path, env: dict[str, str]) -> None:
             expected.append("allow")
         else:
             lines.append(
-                {"tool": "execute_command", "args": {"command": f"ls {i}"}, "mode": "plan"}
+                {"tool": "execute_command", "args": {"command": f"touch {i}"}, "mode": "plan"}
             )
             expected.append("deny")
     stdin = "\n".join(json.dumps(x) for x in lines) + "\nnot json\n"
@@ -189,7 +189,7 @@ def test_untrusted_project_grants_are_ignored_and_reported(
             }
         )
     )
-    r = cli(["check", "execute_command", '{"command": "ls"}'], project, env)
+    r = cli(["check", "execute_command", '{"command": "make"}'], project, env)
     result = json.loads(r.stdout)
     assert result["decision"] == "ask"
     assert result["if_trusted"]["decision"] == "allow"
@@ -227,7 +227,7 @@ def test_user_command_hook_decides_in_check(project: Path, env: dict[str, str]) 
     )
     r = check(project, env, "execute_command", {"command": "rm -f x"})
     assert (r["decision"], r["layer"], r["reason"]) == ("deny", "HookPreToolUse", "no rm here")
-    r = check(project, env, "execute_command", {"command": "ls"})
+    r = check(project, env, "execute_command", {"command": "make"})
     assert (r["decision"], r["layer"]) == ("allow", "HookPreToolUse")
     # a hook's allow never beats a preset deny (the rules come first)
     assert check(project, env, "execute_command", {"command": "sudo ls"})["rule"] == "R2"
