@@ -31,7 +31,7 @@ def check(
     r = cli(["check", tool, json.dumps(args), *extra], project, env)
     assert r.code == 0, r.stderr
     result: dict[str, object] = json.loads(r.stdout)
-    assert set(result) == {"decision", "layer", "reason", "rule"}
+    assert set(result) == {"decision", "layer", "reason", "rule", "capabilities"}
     return result
 
 
@@ -80,7 +80,7 @@ def test_batch_in_order(project: Path, env: dict[str, str]) -> None:
             expected.append("allow")
         else:
             lines.append(
-                {"tool": "execute_command", "args": {"command": f"ls {i}"}, "mode": "plan"}
+                {"tool": "execute_command", "args": {"command": f"touch {i}"}, "mode": "plan"}
             )
             expected.append("deny")
     stdin = "\n".join(json.dumps(x) for x in lines) + "\nnot json\n"
@@ -135,6 +135,36 @@ def test_tool_goes_through_the_pipeline_and_is_audited(project: Path, env: dict[
     assert len(r.stdout.splitlines()) == 2
 
 
+def test_audit_calls_show_each_outcome(project: Path, env: dict[str, str]) -> None:
+    assert (
+        cli(["tool", "execute_command", '{"command": "exit 4"}', "-m", "bypass"], project, env).code
+        == 0
+    )
+    assert cli(["tool", "read_file", '{"path": "missing"}'], project, env).code == 1
+    assert (
+        cli(
+            ["tool", "execute_command", '{"command": "sudo id"}', "-m", "bypass"], project, env
+        ).code
+        == 1
+    )
+    r = cli(["audit", "--calls", "--json"], project, env)
+    assert r.code == 0, r.stderr
+    calls = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [(c["tool"], c["outcome"], c["exit_code"], c["error_kind"]) for c in calls] == [
+        ("execute_command", "ran", 4, None),
+        ("read_file", "failed", None, "not_found"),
+        ("execute_command", "denied", None, "denied"),
+    ]
+    r = cli(["audit", "--calls", "--outcome", "denied"], project, env)
+    assert r.code == 0 and len(r.stdout.splitlines()) == 1
+    assert "denied" in r.stdout and "[R2]" in r.stdout
+    r = cli(["audit", "--json"], project, env)
+    layers = [json.loads(line) for line in r.stdout.splitlines()]
+    assert {rec["call_id"] for rec in layers} == {c["call_id"] for c in calls}
+    r = cli(["audit", "--outcome", "ran"], project, env)
+    assert r.code == 2 and "--outcome goes with --calls" in r.stderr
+
+
 def test_invalid_settings_are_a_clear_error(project: Path, env: dict[str, str]) -> None:
     settings = project / ".codingcode" / "settings.json"
     settings.parent.mkdir()
@@ -159,7 +189,7 @@ def test_untrusted_project_grants_are_ignored_and_reported(
             }
         )
     )
-    r = cli(["check", "execute_command", '{"command": "ls"}'], project, env)
+    r = cli(["check", "execute_command", '{"command": "make"}'], project, env)
     result = json.loads(r.stdout)
     assert result["decision"] == "ask"
     assert result["if_trusted"]["decision"] == "allow"
@@ -197,7 +227,7 @@ def test_user_command_hook_decides_in_check(project: Path, env: dict[str, str]) 
     )
     r = check(project, env, "execute_command", {"command": "rm -f x"})
     assert (r["decision"], r["layer"], r["reason"]) == ("deny", "HookPreToolUse", "no rm here")
-    r = check(project, env, "execute_command", {"command": "ls"})
+    r = check(project, env, "execute_command", {"command": "make"})
     assert (r["decision"], r["layer"]) == ("allow", "HookPreToolUse")
     # a hook's allow never beats a preset deny (the rules come first)
     assert check(project, env, "execute_command", {"command": "sudo ls"})["rule"] == "R2"

@@ -198,7 +198,7 @@ def test_trust_enables_the_grants_until_a_file_changes(
     data = json.loads(settings.read_text())
     data["permissions"]["allow"].append("write_file(*)")
     settings.write_text(json.dumps(data))
-    for command in (touch_call(outside, "cmd-ran"), '{"command": "ls"}'):
+    for command in (touch_call(outside, "cmd-ran"), '{"command": "printf hi"}'):
         r = cli(["tool", "execute_command", command], clone, env)
         assert r.returncode != 0 and "untrusted project" in r.stderr
     assert markers(outside) == []  # the changed file's rule, hook and sandbox-off are ignored

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from codingcode.config import MAX_JSON_DEPTH
 from codingcode.modes import PERMISSION_MODES
 
 #: Shared by every command that acts on a project.
@@ -37,6 +38,8 @@ def parse_args_json(text: str) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         fail(f"ARGS_JSON is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).")
+    except RecursionError:
+        fail(f"ARGS_JSON is nested too deeply to read (keep it under {MAX_JSON_DEPTH} levels).")
     if not isinstance(value, dict):
         fail(
             f'ARGS_JSON must be a JSON object such as \'{{"path": "README.md"}}\', got {type(value).__name__}.'
@@ -77,12 +80,17 @@ def register(app: typer.Typer) -> None:
         """Run one tool call and print its output."""
         import anyio
 
+        from codingcode.approval.confirm import TerminalConfirmer
         from codingcode.cli.tool_service import cli_tool_service
         from codingcode.runner import build_runner
 
         args = parse_args_json(args_json)
         root = project_dir(project)
-        runner = build_runner(root, mode=check_mode(mode), service=cli_tool_service())
+        # On a terminal the user is asked, as in the app; without one an ask is a deny.
+        confirmer = TerminalConfirmer() if TerminalConfirmer.available() else None
+        runner = build_runner(
+            root, mode=check_mode(mode), service=cli_tool_service(), confirmer=confirmer
+        )
         if runner.ignored_grants:
             from codingcode.config import untrusted_note
 
@@ -96,6 +104,9 @@ def register(app: typer.Typer) -> None:
             from codingcode.mcp.client import open_project_mcp
 
             async with open_project_mcp(root, runner.service) as mcp:
+                missing = mcp.unavailable(name)  # its server never started: say why, once
+                if missing is not None:
+                    raise missing
                 for line in mcp.notes():
                     typer.echo(line, err=True)
                 return await runner.run(name, args)
@@ -104,28 +115,79 @@ def register(app: typer.Typer) -> None:
 
     @app.command("tools")
     def tools_command(
+        project: ProjectOption = None,
         as_json: Annotated[
             bool, typer.Option("--json", help="Print names, descriptions and JSON Schemas as JSON.")
         ] = False,
     ) -> None:
-        """List the tools with their short descriptions."""
-        from codingcode.cli.tool_service import cli_tool_service
+        """List the tools the model gets in the project: built-in, custom, deferred (found
+        through tool_search), MCP (server:tool, once the project is trusted) and agent tools."""
+        import anyio
 
-        service = cli_tool_service()
+        root = project_dir(project)
+        rows, notes = anyio.run(session_tools, root)
+        for line in notes:
+            typer.echo(line, err=True)
         if as_json:
-            payload = [
-                {
-                    "name": t.name,
-                    "short_description": t.short_description,
-                    "description": t.description,
-                    "deferred": t.deferred,
-                    "input_schema": t.input_schema(),
-                }
-                for t in service.list()
-            ]
-            typer.echo(json.dumps(payload, indent=2))
+            typer.echo(json.dumps(rows, indent=2))
             return
-        width = max(len(t.name) for t in service.list())
-        for t in service.list():
-            suffix = "  (deferred)" if t.deferred else ""
-            typer.echo(f"{t.name.ljust(width)}  {t.short_description}{suffix}")
+        width = max(len(r["name"]) for r in rows)
+        for r in rows:
+            marks = [r["kind"]] if r["kind"] != "builtin" else []
+            if r["deferred"]:
+                marks.append("deferred: loaded through tool_search")
+            suffix = f"  ({'; '.join(marks)})" if marks else ""
+            typer.echo(f"{r['name'].ljust(width)}  {r['short_description']}{suffix}")
+
+
+class _NoModel:
+    """Stands in for a model where only the session's tools are wanted (never called)."""
+
+    name = "none"
+    model = "none"
+
+    def stream(self, system: str, messages: Any, tools: Any) -> Any:
+        raise RuntimeError("no model in a tool listing")
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def session_tools(project: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """What a session in ``project`` offers the model, through the session's own resolver."""
+    from codingcode.agent.model import ModelSpec
+    from codingcode.agent.session import open_session
+    from codingcode.cli.tool_service import cli_tool_service
+    from codingcode.mcp.client import open_project_mcp
+    from codingcode.tools.resolver import DISPATCH_AGENT_NAME
+    from codingcode.tools.search import TOOL_SEARCH_NAME
+
+    service = cli_tool_service()
+    async with open_project_mcp(project, service) as mcp:
+        notes = list(mcp.notes())
+        session = open_session(
+            project,
+            model=ModelSpec("openai", "none", "tools"),
+            provider=_NoModel(),
+            service=service,
+        )
+        resolver = session.resolver
+        listed = resolver.eligible()
+        offered = {d.name for d in resolver.tools()}
+        if TOOL_SEARCH_NAME in offered:
+            listed.append(resolver.tool_search)
+    rows = []
+    for t in listed:
+        kind = "agent" if t.name in (TOOL_SEARCH_NAME, DISPATCH_AGENT_NAME) else t.origin.kind
+        rows.append(
+            {
+                "name": t.name,
+                "kind": kind,
+                "short_description": t.short_description,
+                "description": t.description,
+                "deferred": t.deferred,
+                "offered": t.name in offered,
+                "input_schema": t.input_schema(),
+            }
+        )
+    return rows, notes

@@ -1,0 +1,6 @@
+"""Checkpoints: every change the agent makes to a project can be undone (README: Checkpoints)."""
+
+from codingcode.checkpoints.git import CheckpointError
+from codingcode.checkpoints.store import Checkpoint, CheckpointStore, UnknownCheckpointError
+
+__all__ = ["Checkpoint", "CheckpointError", "CheckpointStore", "UnknownCheckpointError"]

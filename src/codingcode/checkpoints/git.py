@@ -1,0 +1,128 @@
+"""The shadow git: a bare repository outside the user's project, driven by plumbing commands.
+
+Every git process here runs with ``GIT_DIR`` pointing at *our* store and ``GIT_WORK_TREE``
+at the project, with the user's and the system's git configuration switched off (no hooks,
+no filters, no signing, no autocrlf from anywhere), so nothing of the user's repository is
+read as configuration and nothing is ever written into it. Git itself never descends into a
+directory named ``.git``; the user's ``.gitignore`` files are honoured, and so is their
+``.git/info/exclude`` (read, never written).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from codingcode.errors import ToolFailureError
+
+#: A git command that has not answered in this time is killed (a hung NFS, a huge tree).
+GIT_TIMEOUT_S = 300.0
+
+
+class CheckpointError(ToolFailureError):
+    """The checkpoint store cannot be used (corrupt, unwritable, full disk, no git)."""
+
+
+def _config_args(work_tree: Path) -> list[str]:
+    args = [
+        "-c", "core.autocrlf=false",
+        "-c", "core.safecrlf=false",
+        "-c", "core.symlinks=true",
+        "-c", "core.filemode=true",
+        "-c", "core.hooksPath=/dev/null",
+        "-c", "core.fsmonitor=false",
+        "-c", "core.untrackedCache=true",
+        "-c", "core.quotePath=false",
+        "-c", "gc.auto=0",
+        "-c", "commit.gpgSign=false",
+        "-c", "diff.external=",
+        "-c", "color.ui=false",
+        "-c", "advice.addEmbeddedRepo=false",
+    ]  # fmt: skip
+    exclude = work_tree / ".git" / "info" / "exclude"
+    if exclude.is_file():
+        args += ["-c", f"core.excludesFile={exclude}"]
+    return args
+
+
+@dataclass(frozen=True)
+class ShadowGit:
+    """Runs git against the store ``git_dir`` with ``work_tree`` as the files."""
+
+    git_dir: Path
+    work_tree: Path
+    index: Path
+
+    def env(self) -> dict[str, str]:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("GIT_") and k not in ("HOME", "XDG_CONFIG_HOME")
+        }
+        env.update(
+            GIT_DIR=str(self.git_dir),
+            GIT_WORK_TREE=str(self.work_tree),
+            GIT_INDEX_FILE=str(self.index),
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_CONFIG_GLOBAL=os.devnull,
+            GIT_TERMINAL_PROMPT="0",
+            GIT_AUTHOR_NAME="codingcode",
+            GIT_AUTHOR_EMAIL="checkpoints@codingcode.invalid",
+            GIT_COMMITTER_NAME="codingcode",
+            GIT_COMMITTER_EMAIL="checkpoints@codingcode.invalid",
+            HOME=str(self.git_dir),  # no ~/.gitconfig of the user's is read
+            LC_ALL="C",
+        )
+        return env
+
+    def run(
+        self, *args: str, input: bytes | None = None, check: bool = True
+    ) -> subprocess.CompletedProcess[bytes]:
+        argv = ["git", *_config_args(self.work_tree), *args]
+        try:
+            done = subprocess.run(
+                argv,
+                input=input,
+                capture_output=True,
+                cwd=self.work_tree,
+                env=self.env(),
+                timeout=GIT_TIMEOUT_S,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise CheckpointError("git is not installed; checkpoints need it.") from None
+        except subprocess.TimeoutExpired:
+            raise CheckpointError(
+                f"git {args[0]} took longer than {GIT_TIMEOUT_S:.0f} s in the checkpoint store."
+            ) from None
+        except OSError as exc:
+            raise CheckpointError(f"cannot run git for checkpoints: {exc.strerror}.") from None
+        if check and done.returncode != 0:
+            message = done.stderr.decode(errors="replace").strip().splitlines()
+            detail = message[-1] if message else f"exit code {done.returncode}"
+            raise CheckpointError(f"git {args[0]} failed in the checkpoint store: {detail}")
+        return done
+
+    def out(self, *args: str, input: bytes | None = None) -> str:
+        return self.run(*args, input=input).stdout.decode(errors="surrogateescape").strip()
+
+    def init(self) -> None:
+        if (self.git_dir / "HEAD").is_file():
+            return
+        self.git_dir.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            ["git", "init", "--bare", "--quiet", str(self.git_dir)],
+            capture_output=True,
+            env={
+                k: v
+                for k, v in self.env().items()
+                if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")
+            },
+            timeout=60,
+            check=False,
+        )
+        if done.returncode != 0:
+            detail = done.stderr.decode(errors="replace").strip() or f"exit {done.returncode}"
+            raise CheckpointError(f"cannot create the checkpoint store: {detail}")
