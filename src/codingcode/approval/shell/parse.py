@@ -732,9 +732,12 @@ class _Walker:
         prog = cmd.program or ""
         for kind, payload in parts:
             if kind == "argv":
+                # A runner's command (`uv run pytest`): the runner's own rule covers it
+                # (transparent for allow rules); deny and ask rules and the presets see it.
                 words = cast("list[Word]", payload)
                 if words:
-                    self.emit(replace(cmd, argv=tuple(words), via=(*cmd.via, prog)), _deeper(ctx))
+                    inner = replace(cmd, argv=tuple(words), via=(*cmd.via, prog), transparent=True)
+                    self.emit(inner, _deeper(ctx))
             elif kind == "script":
                 self.nested_script(cast(Word, payload), cmd, ctx, prog)
             elif kind == "file":
