@@ -9,6 +9,7 @@ approved: a hook's modifiedInput is validated and checked by the rules again fir
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -73,6 +74,7 @@ class ToolRunner:
         call_id: str,
     ) -> ToolCall:
         from codingcode.approval.pipeline import ToolCall
+        from codingcode.approval.roles import infer_arg_roles
 
         return ToolCall(
             tool=name,
@@ -84,7 +86,8 @@ class ToolRunner:
             # An MCP tool's read-only annotation is set only from a server the settings
             # mark trusted (codingcode.mcp.client); built-ins go by the fixed list (A2).
             read_only_hint=definition.origin.kind == "mcp" and definition.annotations.read_only,
-            arg_roles=definition.arg_roles,
+            # a tool that declares no roles (most MCP tools): inferred from its schema
+            arg_roles=definition.arg_roles or infer_arg_roles(definition.input_schema()),
             effects=definition.effects,
             origin=definition.origin,
             call_id=call_id,
@@ -104,8 +107,18 @@ class ToolRunner:
         call = self._call(name, definition, model, ctx, "")
         return await self.pipeline.decide(call, dry_run=dry_run)
 
-    async def run(self, name: str, args: Any, ctx: ToolExecCtx | None = None) -> str:
-        """Validate, approve, then execute one call; raises AgentError on every expected failure."""
+    async def run(
+        self,
+        name: str,
+        args: Any,
+        ctx: ToolExecCtx | None = None,
+        *,
+        on_decision: Callable[[Decision], None] | None = None,
+    ) -> str:
+        """Validate, approve, then execute one call; raises AgentError on every expected failure.
+
+        ``on_decision`` sees the pipeline's decision before the call runs (or is refused).
+        """
         ctx = ctx or self.context()
         if ctx.launcher is None and self.launcher is not None:
             # A caller's own context still gets the sandbox: nothing runs around it.
@@ -122,6 +135,8 @@ class ToolRunner:
             with CallTracker(self.audit, call, reports_exit) as track:
                 decision = await self.pipeline.decide(call)
                 track.decision = decision
+                if on_decision is not None:
+                    on_decision(decision)
                 if not decision.allowed:
                     raise DeniedError(f"{name} was denied: {decision.reason}")
                 # Exactly the approved arguments run (a hook may have changed them), with
@@ -216,9 +231,17 @@ def build_runner(
     runner.ignored_grants = ignored
     # The sandbox (issue 4): every command runs contained unless the caller brings its own.
     if launcher is None:
+        from codingcode.approval.capabilities import deny_rule_masks
+        from codingcode.approval.rules import load_policy
         from codingcode.sandbox.service import SandboxService
 
-        launcher = SandboxService.for_project(project, trust_project=trust_project_grants)
+        # The user's deny rules on paths are masks too (issue 11): the sandbox backs them.
+        rules = (policy or load_policy(project)).rules
+        launcher = SandboxService.for_project(
+            project,
+            trust_project=trust_project_grants,
+            deny_read=deny_rule_masks(rules, project),
+        )
     runner.launcher = launcher
     if checkpoints:
         from codingcode.checkpoints.recorder import recorder_for

@@ -47,6 +47,12 @@ class FakeModelServer:
         #: Behaviours of some OpenAI-compatible servers: "no_stream_options" (reject that
         #: parameter with HTTP 400), "index0" (every tool call whole, all at index 0).
         self.quirks: set[str] = set()
+        #: The model's context window in tokens: a bigger request is refused the way the real
+        #: APIs do (HTTP 400, OpenAI code ``context_length_exceeded``; Anthropic "prompt is
+        #: too long"), and usage reports the request's size. None: no limit, usage fixed.
+        self.context_window: int | None = None
+        #: How many requests were refused as too long.
+        self.refused = 0
         self._counter = 0
         outer = self
 
@@ -110,6 +116,13 @@ class FakeModelServer:
             message = "Unrecognized request argument supplied: stream_options"
             self._json(h, 400, {"error": {"message": message, "type": "invalid_request_error"}})
             return
+        if self.context_window is not None:
+            size = request_tokens(body)
+            if size > self.context_window:
+                with self.lock:
+                    self.refused += 1
+                self._refuse_oversized(h, path, size)
+                return
         step = self._next(body)
         if step.status != 200:
             error = (
@@ -144,6 +157,32 @@ class FakeModelServer:
                 h.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             return
+
+    def _refuse_oversized(self, h: BaseHTTPRequestHandler, path: str, size: int) -> None:
+        window = self.context_window
+        if path == "/v1/messages":
+            error = {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": f"prompt is too long: {size} tokens > {window} maximum",
+                },
+            }
+        else:
+            error = {
+                "error": {
+                    "message": f"This model's maximum context length is {window} tokens. "
+                    f"However, your messages resulted in {size} tokens. Please reduce the "
+                    "length of the messages.",
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "code": "context_length_exceeded",
+                }
+            }
+        self._json(h, 400, error)
+
+    def _prompt_tokens(self, body: dict[str, Any]) -> int:
+        return request_tokens(body) if self.context_window is not None else 11
 
     def _hang(self, h: BaseHTTPRequestHandler, anthropic: bool) -> None:
         self.hanging.set()
@@ -235,9 +274,9 @@ class FakeModelServer:
                             "model": body.get("model", "fake"),
                             "choices": [],
                             "usage": {
-                                "prompt_tokens": 11,
+                                "prompt_tokens": self._prompt_tokens(body),
                                 "completion_tokens": 7,
-                                "total_tokens": 18,
+                                "total_tokens": self._prompt_tokens(body) + 7,
                             },
                         }
                     ),
@@ -292,7 +331,7 @@ class FakeModelServer:
                     "content": [],
                     "stop_reason": None,
                     "stop_sequence": None,
-                    "usage": {"input_tokens": 11, "output_tokens": 1},
+                    "usage": {"input_tokens": self._prompt_tokens(body), "output_tokens": 1},
                 }
             },
         )
@@ -367,6 +406,12 @@ class FakeModelServer:
             "stop_sequence": None,
             "usage": {"input_tokens": 11, "output_tokens": 7},
         }
+
+
+def request_tokens(body: dict[str, Any]) -> int:
+    """A request's size in tokens as this fake counts them (4 characters a token)."""
+    parts = [body.get("system", ""), body.get("messages", []), body.get("tools", [])]
+    return len(json.dumps(parts, ensure_ascii=False)) // 4
 
 
 def _pieces(text: str) -> list[str]:

@@ -51,9 +51,17 @@ def test_no_model_says_how(project: Path) -> None:
 
 def test_bad_values(project: Path) -> None:
     with pytest.raises(ModelNotConfiguredError, match="PROVIDER:MODEL"):
-        resolve_model(project, "gpt-4.1")
+        resolve_model(project, "llama3.1")  # served by many: no provider inferred
     with pytest.raises(ModelNotConfiguredError, match="Unknown model provider 'gemini'"):
         resolve_model(project, "gemini:pro")
     path = settings(project, {"model": {"name": "x"}})
     with pytest.raises(SettingsError, match=f"{path}: `model` must be a string"):
         resolve_model(project)
+
+
+def test_provider_inferred_where_unambiguous(project: Path) -> None:
+    assert str(resolve_model(project, "gpt-4.1")) == "openai:gpt-4.1"
+    assert str(resolve_model(project, "o3-mini")) == "openai:o3-mini"
+    assert str(resolve_model(project, "claude-sonnet-4-5")) == "anthropic:claude-sonnet-4-5"
+    # An explicit provider is kept, even for a name that would infer another.
+    assert str(resolve_model(project, "openai:claude-proxy")) == "openai:claude-proxy"

@@ -31,7 +31,7 @@ def check(
     r = cli(["check", tool, json.dumps(args), *extra], project, env)
     assert r.code == 0, r.stderr
     result: dict[str, object] = json.loads(r.stdout)
-    assert set(result) == {"decision", "layer", "reason", "rule"}
+    assert set(result) == {"decision", "layer", "reason", "rule", "capabilities"}
     return result
 
 
@@ -133,6 +133,36 @@ def test_tool_goes_through_the_pipeline_and_is_audited(project: Path, env: dict[
     ]
     r = cli(["audit", "--tool", "execute_command", "--limit", "2"], project, env)
     assert len(r.stdout.splitlines()) == 2
+
+
+def test_audit_calls_show_each_outcome(project: Path, env: dict[str, str]) -> None:
+    assert (
+        cli(["tool", "execute_command", '{"command": "exit 4"}', "-m", "bypass"], project, env).code
+        == 0
+    )
+    assert cli(["tool", "read_file", '{"path": "missing"}'], project, env).code == 1
+    assert (
+        cli(
+            ["tool", "execute_command", '{"command": "sudo id"}', "-m", "bypass"], project, env
+        ).code
+        == 1
+    )
+    r = cli(["audit", "--calls", "--json"], project, env)
+    assert r.code == 0, r.stderr
+    calls = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [(c["tool"], c["outcome"], c["exit_code"], c["error_kind"]) for c in calls] == [
+        ("execute_command", "ran", 4, None),
+        ("read_file", "failed", None, "not_found"),
+        ("execute_command", "denied", None, "denied"),
+    ]
+    r = cli(["audit", "--calls", "--outcome", "denied"], project, env)
+    assert r.code == 0 and len(r.stdout.splitlines()) == 1
+    assert "denied" in r.stdout and "[R2]" in r.stdout
+    r = cli(["audit", "--json"], project, env)
+    layers = [json.loads(line) for line in r.stdout.splitlines()]
+    assert {rec["call_id"] for rec in layers} == {c["call_id"] for c in calls}
+    r = cli(["audit", "--outcome", "ran"], project, env)
+    assert r.code == 2 and "--outcome goes with --calls" in r.stderr
 
 
 def test_invalid_settings_are_a_clear_error(project: Path, env: dict[str, str]) -> None:

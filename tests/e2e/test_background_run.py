@@ -81,36 +81,45 @@ def test_run_ends_promptly_and_kills_what_is_still_running(
     project: Path, fake: FakeModelServer, tmp_path: Path
 ) -> None:
     token = "8675.309"
-    fake.script = [
-        Step(
-            tool_calls=[
-                (
-                    "execute_command",
-                    {"command": f"trap '' TERM; sleep {token}", "run_in_background": True},
-                )
-            ]
-        ),
-    ]
-    answered: list[float] = []
-
-    def final(body: object) -> Step:
-        answered.append(time.monotonic())
-        return Step(text="Started it.")
-
-    fake.script.append(final)
     env = env_for(fake, "openai", tmp_path)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "codingcode", "run", "start it", "--mode", "bypass"],
-        cwd=project,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+
+    def answer_to_exit(first: list[Step]) -> tuple[float, str, str]:
+        """Seconds from the model's final answer to the end of `codingcode run`."""
+        answered: list[float] = []
+
+        def final(body: object) -> Step:
+            answered.append(time.monotonic())
+            return Step(text="Started it.")
+
+        fake.script = [*first, final]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "codingcode", "run", "start it", "--mode", "bypass"],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        return time.monotonic() - answered[0], out, err
+
+    start = Step(
+        tool_calls=[
+            (
+                "execute_command",
+                {"command": f"trap '' TERM; sleep {token}", "run_in_background": True},
+            )
+        ]
     )
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
+    with_bg, out, err = answer_to_exit([start])
     assert out.strip() == "Started it."
     assert "ended background process bg1" in err
-    # The process ignored TERM: a short grace period, then KILL; the run still ends promptly.
-    assert time.monotonic() - answered[0] < 2.0
+    # The reference, measured in the same test: the same run whose command is not in the
+    # background (the machine's own exit time under whatever load it has).
+    plain = Step(tool_calls=[("execute_command", {"command": "true"})])
+    reference, _, _ = answer_to_exit([plain])
+    # The process ignored TERM: a short grace period, then KILL; the run still ends promptly
+    # (the target: within 2 s of the final answer on a quiet machine).
+    assert with_bg - reference < 1.5, (with_bg, reference)
     assert not alive(token)

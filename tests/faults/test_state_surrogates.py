@@ -73,7 +73,8 @@ def test_check_and_a_missing_file_print_valid_text(project: Path, env: dict[str,
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout.decode())["decision"] == "allow"
     r = cc(["tool", "read_file", b'{"path": "x\xff"}'], project, env)
-    assert r.returncode == 1 and r.stderr.startswith(b"error: File not found: x\\udcff")
+    # The file tools show an undecodable byte as the byte it is (\xff), in valid text.
+    assert r.returncode == 1 and r.stderr.startswith(b"error: File not found: x\\xff")
 
 
 def test_run_with_a_non_utf8_prompt(
@@ -91,7 +92,7 @@ def test_run_with_a_non_utf8_prompt(
     assert r.stdout.decode().strip() == "done \\udcff"
     bodies = fake.bodies()
     assert bodies[0]["messages"][-1]["content"] == "look at caf\\udce9"
-    assert "gone\\udcff.txt" in tool_results(bodies[1])[-1][0]
+    assert "gone\\xff.txt" in tool_results(bodies[1])[-1][0]
     fake.script = [Step(text="ok \udcff")]
     r = cc(["run", "-", "--json"], project, env, stdin=b"from stdin \xff")
     assert r.returncode == 0, r.stderr

@@ -28,9 +28,21 @@ class ModelNotConfiguredError(ModelError):
     kind = ErrorKind.INVALID_ARGUMENTS
 
 
+class ContextLengthExceeded(ModelError):
+    """The endpoint refused the request because the conversation is longer than the model's
+    context window (OpenAI: HTTP 400 ``context_length_exceeded``; Anthropic: HTTP 400
+    "prompt is too long"). The loop compacts the conversation and asks again."""
+
+    def __init__(self, message: str, *, limit: int | None = None) -> None:
+        super().__init__(message)
+        #: The window the endpoint named in its refusal, when it did.
+        self.limit = limit
+
+
 HOW_TO_CONFIGURE = (
     "Choose one with --model PROVIDER:MODEL (e.g. --model openai:gpt-4.1 or "
-    "--model anthropic:claude-sonnet-4-5), the environment variable CODINGCODE_MODEL, or "
+    "--model anthropic:claude-sonnet-4-5; gpt-*, o1/o3/o4-* and claude-* need no prefix), "
+    "the environment variable CODINGCODE_MODEL, or "
     '"model": "openai:gpt-4.1" in .codingcode/settings.json or your user settings. '
     "openai: works with any OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY); "
     "anthropic: ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL if needed). "
@@ -51,10 +63,34 @@ class ModelSpec:
         return f"{self.provider}:{self.model}"
 
 
+#: Model-name prefixes that name their provider unambiguously (``--model gpt-4.1``).
+INFERRED_PROVIDERS = (
+    ("gpt-", "openai"),
+    ("chatgpt-", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4-", "openai"),
+    ("claude-", "anthropic"),
+)
+
+
+def infer_provider(model: str) -> str | None:
+    """The provider a bare model name belongs to, where only one can serve it."""
+    name = model.strip().lower()
+    for prefix, provider in INFERRED_PROVIDERS:
+        if name.startswith(prefix):
+            return provider
+    return None
+
+
 def parse_model(text: str, *, source: str, scope: Scope | None = None) -> ModelSpec:
     provider, sep, model = text.strip().partition(":")
     provider = provider.strip().lower()
     model = model.strip()
+    if provider.lower() not in PROVIDERS:
+        inferred = infer_provider(text)
+        if inferred is not None:
+            provider, sep, model = inferred, ":", text.strip()
     if not sep or not provider or not model:
         raise ModelNotConfiguredError(
             f"Model {text!r} (from {source}) must be written PROVIDER:MODEL, e.g. "
@@ -85,6 +121,11 @@ def resolve_model(project: Path, flag: str | None = None) -> ModelSpec:
             )
         chosen = (value, f.path, f.scope)
     if chosen is None:
-        raise ModelNotConfiguredError("No model is configured. " + HOW_TO_CONFIGURE)
+        hint = ""
+        if os.environ.get("ANTHROPIC_API_KEY"):
+            hint = " ANTHROPIC_API_KEY is set: e.g. --model anthropic:claude-sonnet-4-5."
+        elif os.environ.get("OPENAI_API_KEY"):
+            hint = " OPENAI_API_KEY is set: e.g. --model openai:gpt-4.1."
+        raise ModelNotConfiguredError("No model is configured. " + HOW_TO_CONFIGURE + hint)
     value, path, scope = chosen
     return parse_model(value, source=str(path), scope=scope)

@@ -15,20 +15,25 @@ from __future__ import annotations
 import secrets
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from codingcode.agent.model import ModelSpec, parse_model
+from codingcode.agent.context.settings import AgentSettings, load_agent_settings
+from codingcode.agent.context.spill import spill_output
+from codingcode.agent.context.tokens import context_window, estimate_message, estimate_text
+from codingcode.agent.model import ContextLengthExceeded, ModelError, ModelSpec, parse_model
 from codingcode.agent.profiles import AgentSpec, load_agents
 from codingcode.agent.providers import ModelProvider, make_provider
+from codingcode.agent.sessions.store import LoadedSession, SessionStore
 from codingcode.agent.transcript import (
     AgentEvent,
     AgentMessage,
     AgentTextDelta,
+    Compacted,
     Message,
     ModelRequestStarted,
     TextDelta,
@@ -36,11 +41,17 @@ from codingcode.agent.transcript import (
     ToolCall,
     ToolCallFinished,
     ToolCallStarted,
+    ToolDecision,
     ToolResult,
     TurnComplete,
     Usage,
+    UsageReported,
 )
 from codingcode.approval.confirm import Confirmer
+
+if TYPE_CHECKING:
+    from codingcode.approval.pipeline import Decision
+    from codingcode.approval.rules import Rule
 from codingcode.cancel import CancelSignal
 from codingcode.errors import AgentError, ErrorKind
 from codingcode.runner import ToolRunner, build_runner
@@ -59,14 +70,12 @@ SUB_AGENT_MAX_TURNS = 30
 MAX_DEPTH = 2
 #: After Ctrl-C, how long running calls get to stop on their signal before being cancelled.
 CANCEL_GRACE_S = 3.0
+#: How many times one request is compacted and retried when the endpoint says it is too long.
+OVERFLOW_RETRIES = 2
+#: Without a window named in the refusal, the window is taken as this share of what was sent.
+OVERFLOW_SHRINK = 0.7
 
 EventSink = Callable[[AgentEvent], None]
-
-BASE_PROMPT = """You are codingcode, a coding agent working in the project at {project}.
-Use the tools to read, search, change and run the code; prefer small, verifiable steps.
-Tool calls that can run independently may be requested together; they run in parallel.
-Some calls need the user's approval and may be denied: then adapt, do not insist.
-When the task is done, answer with a short summary of what you did and found."""
 
 
 def first_error(group: BaseExceptionGroup[Any]) -> BaseException:
@@ -100,6 +109,8 @@ class Outcome:
     status: str
     turns: int
     usage: Usage = field(default_factory=Usage)
+    #: The model answered right after one of its calls was denied (the denial stopped it).
+    stopped_by_denial: bool = False
 
     @property
     def ok(self) -> bool:
@@ -130,6 +141,9 @@ class AgentSession:
         max_turns: int = DEFAULT_MAX_TURNS,
         mode: str = "default",
         confirmer: Confirmer | None = None,
+        store: SessionStore | None = None,
+        settings: AgentSettings | None = None,
+        spill_dir: Path | None = None,
     ) -> None:
         self.project = project
         self.provider = provider
@@ -151,6 +165,20 @@ class AgentSession:
         self._children = 0
         self._signal: CancelSignal | None = None
         self._owned_providers: list[ModelProvider] = []
+        self.store = store
+        self.settings = settings or AgentSettings()
+        self.spill_dir = spill_dir
+        self.window = context_window(model.model, self.settings.context_window)
+        #: Tokens of the whole session (every response), from the provider or estimated.
+        self.usage = Usage()
+        #: (history length, tokens it took) from the provider's last figures.
+        self._measured: tuple[int, int] | None = None
+        self._estimates: dict[int, int] = {}
+        self._counted: tuple[int, int] = (0, 0)
+        #: Files the model wrote or spilled outputs saved, for /diff and the user.
+        self.spilled: list[Path] = []
+        #: Extra rules this session was opened with (--allowed-tools / --disallowed-tools).
+        self.extra_rules: list[Rule] = []
 
     # -- control ---------------------------------------------------------------------
     def cancel(self, reason: str = "cancelled by the user") -> None:
@@ -172,6 +200,8 @@ class AgentSession:
                 )
         for p in self._owned_providers:
             await p.aclose()
+        if self.store is not None:
+            self.store.close()
 
     def tools(self) -> list[Any]:
         from codingcode.tools.plan_mode import tools_for_mode
@@ -187,28 +217,143 @@ class AgentSession:
         return prompt + (f"\n\n{told}" if told else "")
 
     # -- the loop ----------------------------------------------------------------------
+    # -- recording -----------------------------------------------------------------------
+    def _add(self, message: Message) -> None:
+        self.history.append(message)
+        if self.store is not None:
+            self.store.message(message)
+
+    def _estimate(self, m: Message) -> int:
+        key = id(m)
+        n = self._estimates.get(key)
+        if n is None:
+            n = self._estimates[key] = estimate_message(m)
+        return n
+
+    def context_tokens(self) -> int:
+        """Tokens the next request would take: the provider's last figure plus an estimate
+        of what was added since; an estimate of everything when there is no figure."""
+        if self._measured is not None and self._measured[0] <= len(self.history):
+            count, tokens = self._measured
+            return tokens + sum(self._estimate(m) for m in self.history[count:])
+        fixed = estimate_text(self.system()) + sum(
+            estimate_text(t.description) + 40 for t in self.tools()
+        )
+        # A running total over the history (it only grows between compactions).
+        count, total = self._counted
+        if count > len(self.history):
+            count, total = 0, 0
+        total += sum(self._estimate(m) for m in self.history[count:])
+        self._counted = (len(self.history), total)
+        return fixed + total
+
+    def _account(self, reply: TurnComplete) -> None:
+        usage = reply.usage
+        estimated = usage.input_tokens == 0 and usage.output_tokens == 0
+        if estimated:
+            usage = Usage(self.context_tokens(), estimate_message(reply.message))
+        self.usage.add(usage)
+        if not estimated:
+            self._measured = (len(self.history) + 1, usage.input_tokens + usage.output_tokens)
+        if self.store is not None:
+            self.store.usage(usage, estimated=estimated)
+        self.sink(
+            UsageReported(
+                self.session_id,
+                usage.input_tokens,
+                usage.output_tokens,
+                estimated,
+                self.usage.input_tokens,
+                self.usage.output_tokens,
+                usage.input_tokens + usage.output_tokens,
+                self.window,
+            )
+        )
+
+    def clear_state(self, *, keep_history: bool = False) -> None:
+        """Drop what was measured about the conversation (after it or the model changed)."""
+        if not keep_history:
+            self.history = []
+            self.state.todos = []
+        self._measured = None
+        self._estimates.clear()
+        self._counted = (0, 0)
+
+    def clear(self) -> None:
+        """Forget the conversation (``/clear``); the todo list goes too."""
+        self.clear_state()
+        if self.store is not None:
+            self.store.append({"type": "clear", "time": time.time()}, sync=True)
+
+    def add_message(self, message: Message) -> None:
+        """Add a message to the conversation (and the session file), e.g. the output of a
+        command the user ran; the model sees it with the next prompt."""
+        self._add(message)
+
+    def fit_user_output(self, output: str) -> str:
+        """Output the user brought in, spilled like a tool output when it is long."""
+        if self.spill_dir is None:
+            return output
+        shown, _ = spill_output(
+            output,
+            limit=self.settings.tool_output_limit,
+            directory=self.spill_dir,
+            call_id=f"user-{int(time.time() * 1000)}",
+            tool="command",
+        )
+        return shown
+
+    async def compact(self, focus: str | None = None, *, reason: str = "manual") -> bool:
+        """Summarise the older part of the conversation (see ``agent.context.compaction``);
+        False when there is nothing older to summarise."""
+        from codingcode.agent.context.compaction import compact
+
+        before = self.context_tokens()
+        result = await compact(
+            self.history,
+            provider=self.provider,
+            window=self.window,
+            todos=list(self.state.todos),
+            focus=focus,
+        )
+        if result is None:
+            return False
+        self.history = result.history
+        self._measured = None
+        self._estimates.clear()
+        self._counted = (0, 0)
+        if self.store is not None:
+            self.store.compaction(result.summary, result.kept, reason)
+        self.sink(
+            Compacted(self.session_id, reason, before, self.context_tokens(), result.summarized)
+        )
+        return True
+
+    # -- the loop ----------------------------------------------------------------------
     async def send(self, prompt: str, *, signal: CancelSignal | None = None) -> Outcome:
         """Run ``prompt`` to the model's answer (or the turn limit, or cancellation)."""
         signal = signal or CancelSignal()
         self._signal = signal
-        self.history.append(Message("user", prompt))
+        self._add(Message("user", prompt))
         usage = Usage()
+        denied = False
         try:
             for turns in range(1, self.max_turns + 1):
                 self.turn += 1
-                reply = await self._respond(signal)
+                reply = await self._respond_fitting(signal)
                 if reply is None:
-                    self.history.append(Message("assistant", "(cancelled by the user)"))
+                    self._add(Message("assistant", "(cancelled by the user)"))
                     return Outcome("Cancelled.", "cancelled", turns, usage)
-                usage.input_tokens += reply.usage.input_tokens
-                usage.output_tokens += reply.usage.output_tokens
+                usage.add(reply.usage)
                 message = reply.message
-                self.history.append(message)
+                self._account(reply)
+                self._add(message)
                 self.sink(AgentMessage(self.session_id, message))
                 if not message.tool_calls:
-                    return Outcome(message.text, "answered", turns, usage)
+                    return Outcome(message.text, "answered", turns, usage, denied)
                 results = await self._run_calls(message.tool_calls, signal)
-                self.history.append(Message("tool", results=results))
+                self._add(Message("tool", results=results))
+                denied = any(r.error_kind == "denied" for r in results)
                 if signal.is_set():
                     return Outcome("Cancelled.", "cancelled", turns, usage)
             return Outcome(
@@ -219,6 +364,29 @@ class AgentSession:
             )
         finally:
             self._signal = None
+            if self.store is not None:
+                self.store.sync()
+
+    async def _respond_fitting(self, signal: CancelSignal) -> TurnComplete | None:
+        """One response, compacting first when the conversation nears the context window and
+        again (then retrying) when the endpoint still says it is too long."""
+        if self.context_tokens() > self.settings.compact_threshold * self.window:
+            await self.compact(reason="auto")
+        for attempt in range(OVERFLOW_RETRIES + 1):
+            try:
+                return await self._respond(signal)
+            except ContextLengthExceeded as exc:
+                # The real window is smaller than we thought: learn it from the refusal
+                # (or, when it names none, from the size of what was refused).
+                learned = exc.limit or int(self.context_tokens() * OVERFLOW_SHRINK)
+                self.window = max(1_000, min(self.window, learned))
+                if attempt == OVERFLOW_RETRIES or not await self.compact(reason="overflow"):
+                    raise ModelError(
+                        f"{exc.message} — even after compacting the conversation. Start a new "
+                        "session, or set `contextWindow` in the settings to the model's real "
+                        f"window (now {self.window} tokens) so it is compacted in time."
+                    ) from None
+        return None
 
     async def _respond(self, signal: CancelSignal) -> TurnComplete | None:
         """Stream one model response; None when cancelled."""
@@ -302,8 +470,12 @@ class AgentSession:
                 )
             self.resolver.ensure_callable(call.name)
             ctx = self.runner.context(signal=signal, state=self.state, turn_id=self.turn)
-            output = await self.runner.run(call.name, call.arguments, ctx)
-            result = ToolResult(call.id, call.name, output)
+
+            def decided(decision: Decision) -> None:
+                self._decided(call, decision)
+
+            output = await self.runner.run(call.name, call.arguments, ctx, on_decision=decided)
+            result = ToolResult(call.id, call.name, self._fit_output(call, output))
         except AgentError as exc:
             message = exc.message
             if signal.is_set() and signal.reason.startswith("interrupted"):
@@ -313,6 +485,43 @@ class AgentSession:
         self.sink(ToolCallFinished(self.session_id, call, result))
         if call.name == "todo_write" and not result.is_error:
             self.sink(TodosChanged(self.session_id, list(self.state.todos)))
+
+    def _decided(self, call: ToolCall, decision: Decision) -> None:
+        event = ToolDecision(
+            self.session_id,
+            call,
+            decision.decision,
+            decision.layer,
+            decision.reason,
+            decision.rule,
+        )
+        if self.store is not None:
+            self.store.decision(
+                {
+                    "call_id": call.id,
+                    "tool": call.name,
+                    "decision": decision.decision,
+                    "layer": decision.layer,
+                    "reason": decision.reason,
+                    "rule": decision.rule,
+                }
+            )
+        self.sink(event)
+
+    def _fit_output(self, call: ToolCall, output: str) -> str:
+        """A long output saved whole to the session's directory; the model gets a preview."""
+        if self.spill_dir is None:
+            return output
+        shown, path = spill_output(
+            output,
+            limit=self.settings.tool_output_limit,
+            directory=self.spill_dir,
+            call_id=call.id,
+            tool=call.name,
+        )
+        if path is not None:
+            self.spilled.append(path)
+        return shown
 
     # -- sub-agents ----------------------------------------------------------------------
     def spawn(self, spec: AgentSpec) -> AgentSession:
@@ -329,7 +538,7 @@ class AgentSession:
         inherited = [
             d for d in self.service.list() if d.name not in (TOOL_SEARCH_NAME, DISPATCH_AGENT_NAME)
         ]
-        return open_session(
+        child = open_session(
             self.project,
             model=model,
             provider=provider,
@@ -342,7 +551,12 @@ class AgentSession:
             agents=self.agents,
             max_turns=SUB_AGENT_MAX_TURNS,
             confirmer=self.confirmer,
+            spill_dir=self.spill_dir,
+            extra_rules=self.extra_rules,
         )
+        # A sub-agent's tokens count in the session's totals (and its cost).
+        child.usage = self.usage
+        return child
 
 
 def open_session(
@@ -359,17 +573,42 @@ def open_session(
     agents: dict[str, AgentSpec] | None = None,
     max_turns: int = DEFAULT_MAX_TURNS,
     confirmer: Confirmer | None = None,
+    save: bool = False,
+    resume: LoadedSession | None = None,
+    append_system_prompt: Sequence[str] = (),
+    extra_rules: Sequence[Rule] = (),
+    spill_dir: Path | None = None,
 ) -> AgentSession:
     """A ready session: the service's tools (C1: a registered tool is offered), the
-    session's resolver, a runner for the project, and the model's provider."""
+    session's resolver, a runner for the project, and the model's provider.
+
+    ``save`` records the session as it goes (``agent.sessions.store``); ``resume`` continues
+    a saved one (its id, history and file). ``extra_rules`` are approval rules added for this
+    session only (``--allowed-tools`` / ``--disallowed-tools``).
+    """
+    from codingcode.agent.context.prompt import (
+        BASE_PROMPT,
+        build_system_prompt,
+        environment,
+        load_instructions,
+    )
     from codingcode.agent.dispatch import make_dispatch_tool
+    from codingcode.agent.sessions.store import project_dir
 
     project = project.resolve()
     service = service if service is not None else ToolService.default()
     agents = agents if agents is not None else load_agents(project)
+    if resume is not None:
+        session_id = resume.session_id
     session_id = session_id or new_session_id()
     owned = provider is None
     provider = provider or make_provider(model)
+    policy = None
+    if extra_rules:
+        from codingcode.approval.rules import load_policy
+
+        policy = load_policy(project)
+        policy.rules.extend(extra_rules)
     # confirmer=None: headless, the pipeline turns an ask into a deny saying how to allow it.
     runner = build_runner(
         project,
@@ -377,11 +616,35 @@ def open_session(
         session_id=session_id,
         service=service,
         confirmer=confirmer,
+        policy=policy,
         checkpoints=True,
     )
-    prompt = BASE_PROMPT.format(project=project)
+    settings = load_agent_settings(project)
+    store: SessionStore | None = None
+    if resume is not None:
+        store = SessionStore(resume.directory, session_id)
+    elif save and depth == 0:
+        store = SessionStore.create(project, session_id, model=str(model), mode=runner.mode)
+    if spill_dir is None:
+        spill_dir = (
+            store.outputs_dir
+            if store is not None
+            else project_dir(project) / session_id / "outputs"
+        )
+    env = environment(
+        project,
+        mode=runner.mode,
+        launcher=runner.launcher,
+        spill_dir=spill_dir,
+        tool_output_limit=settings.tool_output_limit,
+    )
+    instructions = load_instructions(project, check=approval_import_check(runner))
+    base = BASE_PROMPT.format(project=project)
     if agent is not None:
-        prompt = f"{agent.system_prompt}\n\nThe project is at {project}."
+        base = f"{agent.system_prompt}\n\nThe project is at {project}."
+    prompt = build_system_prompt(
+        base, env, instructions, [*settings.append_system_prompt, *append_system_prompt]
+    )
     session = AgentSession(
         project=project,
         provider=provider,
@@ -397,7 +660,15 @@ def open_session(
         max_turns=max_turns,
         mode=runner.mode,  # the effective one (None: the settings' defaultMode)
         confirmer=confirmer,
+        store=store,
+        settings=settings,
+        spill_dir=spill_dir,
     )
+    session.extra_rules = list(extra_rules)
+    if resume is not None:
+        session.history = list(resume.history)
+        session.usage = Usage(resume.usage.input_tokens, resume.usage.output_tokens)
+        session.turn = resume.turns
     if owned:
         session._owned_providers.append(provider)
     dispatch = make_dispatch_tool(session) if depth < MAX_DEPTH else None
@@ -409,3 +680,36 @@ def open_session(
     # One set: what tool_search loads and what a tool makes relevant (command_output).
     session.resolver.loaded = session.state.offered
     return session
+
+
+def approval_import_check(runner: ToolRunner) -> Callable[[Path], str | None]:
+    """Whether the approval rules let ``read_file`` read an ``@path`` import without asking
+    (rules and the read-only whitelist only: no hook runs, no one is asked, nothing saved)."""
+    from codingcode.approval.pipeline import ToolCall as ApprovalCall
+
+    def check(path: Path) -> str | None:
+        pipeline = runner.pipeline
+        if pipeline is None:
+            return None
+        try:
+            definition, args = runner.service.validate("read_file", {"path": str(path)})
+        except AgentError:
+            return "read_file is not available"
+        call = ApprovalCall(
+            tool="read_file",
+            args=args.model_dump(mode="json"),
+            project_path=runner.project_path,
+            session_id=runner.session_id,
+            mode=runner.mode,
+            arg_roles=definition.arg_roles,
+            effects=definition.effects,
+            origin=definition.origin,
+        )
+        result = pipeline.evaluate(call)
+        if result.action == "deny":
+            return f"the approval rules deny reading it ({result.reason})"
+        if result.action == "ask":
+            return f"reading it needs the user's approval ({result.reason})"
+        return None
+
+    return check

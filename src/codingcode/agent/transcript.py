@@ -43,11 +43,43 @@ class Message:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Message:
+        """The message :meth:`to_json` wrote (raises KeyError/TypeError/ValueError if not)."""
+        role = data["role"]
+        if role not in ("user", "assistant", "tool"):
+            raise ValueError(f"unknown role {role!r}")
+        calls = [
+            ToolCall(
+                str(c["id"]), str(c["name"]), c.get("arguments"), str(c.get("raw_arguments", ""))
+            )
+            for c in data.get("tool_calls") or []
+        ]
+        results = [
+            ToolResult(
+                str(r["call_id"]),
+                str(r["name"]),
+                str(r["content"]),
+                bool(r.get("is_error", False)),
+                r.get("error_kind"),
+            )
+            for r in data.get("results") or []
+        ]
+        return cls(role, str(data.get("text") or ""), calls, results)
+
 
 @dataclass
 class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+
+    @property
+    def total(self) -> int:
+        return self.input_tokens + self.output_tokens
 
 
 # -- streaming from a provider ------------------------------------------------------------
@@ -122,8 +154,51 @@ class SubAgentFinished:
     ok: bool
 
 
+@dataclass
+class ToolDecision:
+    """The approval pipeline decided a call (before it ran, or instead of running it)."""
+
+    session_id: str
+    call: ToolCall
+    decision: str
+    layer: str
+    reason: str
+    rule: str | None = None
+
+
+@dataclass
+class UsageReported:
+    """One model response's tokens, and where the session stands."""
+
+    session_id: str
+    input_tokens: int
+    output_tokens: int
+    #: True when the provider sent no figures and these are estimates.
+    estimated: bool
+    session_input_tokens: int
+    session_output_tokens: int
+    #: Tokens the conversation now takes in the context window, and the window.
+    context_tokens: int
+    context_window: int
+
+
+@dataclass
+class Compacted:
+    """The older part of the conversation was replaced by a summary."""
+
+    session_id: str
+    #: "auto" (threshold), "overflow" (the endpoint said the context was too long), "manual".
+    reason: str
+    tokens_before: int
+    tokens_after: int
+    messages_summarized: int
+
+
 AgentEvent = (
     ModelRequestStarted
+    | ToolDecision
+    | UsageReported
+    | Compacted
     | AgentTextDelta
     | AgentMessage
     | ToolCallStarted

@@ -150,8 +150,12 @@ def safe_text(text: str) -> str:
 
     Arguments may carry lone surrogates (a file name of bytes that are not UTF-8 decodes to
     them; a model's JSON may escape one); SQLite, JSON output and the model's wire format
-    all need valid UTF-8. Inside JSON text the escape is read back as the same character.
+    all need valid UTF-8. Inside JSON text the escape is read back as the same character
+    (except a high surrogate directly followed by a low one, which JSON reads as the one
+    character the pair encodes; decoded bytes never produce such a pair).
     """
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -378,7 +382,8 @@ class AuditLog:
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
 
     def _write(self, sql: str, row: tuple[Any, ...]) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from codingcode.approval.capabilities import capabilities_for
 from codingcode.approval.confirm import (
     Answer,
     Confirmer,
@@ -77,7 +78,10 @@ class ToolCall:
     @property
     def cwd(self) -> Path:
         """The directory relative paths of this call resolve against."""
-        cwd = self.args.get("cwd") if self.tool == "execute_command" else None
+        from codingcode.approval.roles import call_roles, first_with
+
+        roles = call_roles(self.arg_roles, self.args, self.tool, self.origin.kind)
+        cwd = first_with(roles, self.args, "cwd")
         if isinstance(cwd, str) and cwd:
             p = Path(cwd).expanduser()
             return p if p.is_absolute() else self.project_path / p
@@ -197,7 +201,18 @@ class ApprovalPipeline:
             return result
 
         def done(decision: Final, result: LayerResult, args: dict[str, Any]) -> Decision:
-            return Decision(decision, result.layer, result.reason, result.rule, args, trail)
+            # An allowed call carries what it named: the sandbox shows it exactly those
+            # of its masked paths (issue 11). Nothing is granted to a call not allowed.
+            caps = capabilities_for(replace(call, args=args)) if decision == "allow" else None
+            return Decision(
+                decision,
+                result.layer,
+                result.reason,
+                result.rule,
+                args,
+                trail,
+                caps or NO_CAPABILITIES,
+            )
 
         # A1: rules (the preset rules first, inside the engine).
         ruled = note(self.evaluate(call))

@@ -37,6 +37,7 @@ COMMAND_MODULES = [
     "codingcode.cli.agent_commands",
     "codingcode.cli.sandbox_commands",
     "codingcode.cli.mcp_commands",
+    "codingcode.cli.sessions_commands",
     "codingcode.cli.checkpoint_commands",
 ]
 
@@ -70,6 +71,14 @@ def _root(
         str | None,
         typer.Option("--model", help="Interactive app: PROVIDER:MODEL, e.g. openai:gpt-4.1."),
     ] = None,
+    continue_: Annotated[
+        bool,
+        typer.Option("--continue", "-c", help="Interactive app: continue the latest session."),
+    ] = False,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", "-r", help="Interactive app: continue the session with this id."),
+    ] = None,
 ) -> None:
     """A coding-agent runtime built around its tool system.
 
@@ -78,7 +87,7 @@ def _root(
     if ctx.invoked_subcommand is None:
         from codingcode.cli.app import start_app
 
-        start_app(project, model, mode)
+        start_app(project, model, mode, continue_=continue_, resume=resume)
 
 
 def _register_commands() -> None:
@@ -109,12 +118,88 @@ def _robust_streams() -> None:
                 reconfigure(errors=errors)
 
 
+#: Options the root accepts that a sub-command may take too: given before the sub-command
+#: (``codingcode --mode plan check ...``), they are handed to it, or refused when it has
+#: no such option — never silently dropped.
+GLOBAL_VALUE_OPTIONS = ("--project", "-p", "--mode", "-m", "--model", "--resume", "-r")
+GLOBAL_FLAG_OPTIONS = ("--continue", "-c")
+
+
+class GlobalOptionError(Exception):
+    pass
+
+
+def hoist_global_options(argv: list[str], root: object) -> list[str]:
+    """``[GLOBAL OPTIONS] COMMAND [SUB] REST`` → ``COMMAND [SUB] GLOBAL OPTIONS REST``.
+
+    Raises :class:`GlobalOptionError` when the sub-command does not take one of them.
+    Without a sub-command the options stay where they are (the interactive app's).
+    """
+    given: list[tuple[str, list[str]]] = []
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if not token.startswith("-") or token in ("-", "--"):
+            break
+        option, eq, value = token.partition("=")
+        if option in GLOBAL_VALUE_OPTIONS:
+            if eq:
+                given.append((option, [option, value]))
+                i += 1
+            elif i + 1 < len(argv):
+                given.append((option, [option, argv[i + 1]]))
+                i += 2
+            else:
+                return argv  # a missing value: click says so
+        elif option in GLOBAL_FLAG_OPTIONS and not eq:
+            given.append((option, [option]))
+            i += 1
+        elif token[:2] in ("-p", "-m", "-r") and not token.startswith("--"):
+            given.append((token[:2], [token[:2], token[2:]]))
+            i += 1
+        else:
+            return argv  # --help, --version or an unknown option: click answers
+    if not given or i >= len(argv):
+        return argv
+    rest = argv[i:]
+    command = root
+    path: list[str] = []
+    while path.__len__() < len(rest) and rest[len(path)] in (
+        getattr(command, "commands", None) or {}
+    ):
+        command = command.commands[rest[len(path)]]  # type: ignore[attr-defined]
+        path.append(rest[len(path)])
+    if not path:
+        return argv  # an unknown command: click says so
+    accepted = {opt for p in getattr(command, "params", []) for opt in getattr(p, "opts", [])}
+    name = " ".join(path)
+    for option, _ in given:
+        if option not in accepted:
+            takes = sorted(o for o in accepted if o.startswith("--"))
+            raise GlobalOptionError(
+                f"{option} does not apply to `codingcode {name}`"
+                + (f" (its options: {', '.join(takes)})" if takes else "")
+                + "; leave it out or see `codingcode "
+                + name
+                + " --help`."
+            )
+    moved = [part for _, parts in given for part in parts]
+    return [*path, *moved, *rest[len(path) :]]
+
+
 def run() -> None:
     _robust_streams()
     _register_commands()
     try:
+        import typer.main
+
+        args = hoist_global_options(sys.argv[1:], typer.main.get_command(app))
+    except GlobalOptionError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    try:
         # Outside standalone mode, click hands back the code of a typer.Exit raised in a command.
-        code = app(standalone_mode=False)
+        code = app(args=args, standalone_mode=False)
         if isinstance(code, int):
             sys.exit(code)
     except typer.Exit as exc:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from rich.status import Status
 
     from codingcode.agent.session import AgentSession, Outcome
+    from codingcode.agent.sessions.store import LoadedSession
     from codingcode.agent.transcript import AgentEvent, ToolCall
     from codingcode.approval.confirm import ConfirmRequest, Reply
 
@@ -280,7 +281,7 @@ class TerminalConfirmerApp:
         return Reply(answer)
 
 
-HELP = """Commands: /help, /todos (show the task list), /tools (the tools offered), /exit.
+HELP = """/help lists the commands; !cmd runs a shell command; @path attaches a file.
 Ctrl-C interrupts the model and its running commands; Ctrl-C twice at an empty prompt,
 Ctrl-D or /exit quits. Shift+Tab cycles the mode: default → acceptEdits → plan."""
 
@@ -314,13 +315,17 @@ async def run_turn(
         loop.remove_signal_handler(signal.SIGINT)
 
 
-def run_interactive(*, project: Path, model: str | None, mode: str | None) -> int:
+def run_interactive(
+    *, project: Path, model: str | None, mode: str | None, resume: LoadedSession | None = None
+) -> int:
     import anyio
 
-    return anyio.run(_interactive, project, model, mode)
+    return anyio.run(_interactive, project, model, mode, resume)
 
 
-async def _interactive(project: Path, model: str | None, mode: str | None) -> int:
+async def _interactive(
+    project: Path, model: str | None, mode: str | None, resume: LoadedSession | None = None
+) -> int:
     from rich.console import Console
     from rich.markup import escape
 
@@ -335,7 +340,9 @@ async def _interactive(project: Path, model: str | None, mode: str | None) -> in
 
     resolve_model(project, model)  # no model: say so before asking anything
     await ask_trust(console, project)
-    async with cli_session(project, model, mode, view, notify, confirmer=confirmer) as session:
+    async with cli_session(
+        project, model, mode, view, notify, confirmer=confirmer, resume=resume
+    ) as session:
         view.root = session.session_id
         view.model = str(session.model)
         view.project = session.project
@@ -436,9 +443,14 @@ async def _prompt_loop(
     def message() -> str:
         return "› " if session.mode == "default" else f"{session.mode} › "
 
+    from codingcode.cli import slash
+
     prompt: PromptSession[str] = PromptSession(
-        history=FileHistory(str(history_file)), key_bindings=bindings
+        history=FileHistory(str(history_file)),
+        key_bindings=bindings,
+        completer=slash.make_completer(project),
     )
+    commands = slash.SlashHandler(console, session)
     armed = False  # a Ctrl-C at the empty prompt: the next one quits
     console.print(
         f"[bold]codingcode[/] — {session.model} — mode {session.mode} — {project}\n[dim]{HELP}[/]"
@@ -458,17 +470,13 @@ async def _prompt_loop(
             armed = False
             if not text:
                 continue
-            if text in ("/exit", "/quit"):
+            # /commands, !shell and @file mentions (cli/slash.py); None: nothing to send.
+            handled = await commands.handle(text)
+            if handled.exit:
                 break
-            if text == "/help":
-                console.print(HELP)
+            if handled.prompt is None:
                 continue
-            if text == "/todos":
-                view.render_todos(session.state.todos)
-                continue
-            if text == "/tools":
-                console.print(", ".join(d.name for d in session.tools()))
-                continue
+            text = handled.prompt
             try:
                 outcome = await run_turn(session, text, confirmer, console)
             except ModelError as exc:
@@ -478,24 +486,34 @@ async def _prompt_loop(
             view.finish()
             if outcome.status == "cancelled":
                 console.print("[yellow]Cancelled.[/] The session goes on.")
-            if session.mode != "default":
-                console.print(f"[dim]mode: {session.mode} (Shift+Tab to change)[/]")
             elif not outcome.ok:
                 console.print(f"[red]{outcome.text}[/]")
+            if session.mode != "default":
+                console.print(f"[dim]mode: {session.mode} (Shift+Tab to change)[/]")
+            console.print(slash.status_line(session), style="dim", markup=False, highlight=False)
     finally:
         view.finish()
     return 0
 
 
-def start_app(project: Path | None, model: str | None, mode: str | None) -> None:
+def start_app(
+    project: Path | None,
+    model: str | None,
+    mode: str | None,
+    *,
+    continue_: bool = False,
+    resume: str | None = None,
+) -> None:
     """Bare ``codingcode``: the interactive app (called from the root callback)."""
     from codingcode.cli import fail
+    from codingcode.cli.agent_commands import load_for_run
 
     root = project_dir(project)
     checked = check_mode(mode)
+    loaded = load_for_run(root, continue_=continue_, resume=resume, fork=False)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         fail(
             'the interactive app needs a terminal; for scripts use `codingcode run "PROMPT"` '
             "(see `codingcode --help`)."
         )
-    raise typer.Exit(run_interactive(project=root, model=model, mode=checked))
+    raise typer.Exit(run_interactive(project=root, model=model, mode=checked, resume=loaded))

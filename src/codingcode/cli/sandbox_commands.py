@@ -21,14 +21,19 @@ _MARKS = {True: "yes", False: "NO ", None: "off"}
 
 
 def _service(project: Path) -> SandboxService:
+    from codingcode.approval.capabilities import deny_rule_masks
+    from codingcode.approval.rules import load_policy
     from codingcode.config import load_settings, untrusted_note
-    from codingcode.sandbox.policy import load_policy_with_ignored
+    from codingcode.sandbox.policy import load_policy_with_ignored, with_deny_read
     from codingcode.sandbox.service import SandboxService
 
-    policy, ignored = load_policy_with_ignored(project, load_settings(project))
+    settings = load_settings(project)
+    policy, ignored = load_policy_with_ignored(project, settings)
     if ignored:
         typer.echo(untrusted_note([w.describe() for w in ignored], project), err=True)
-    return SandboxService.from_policy(policy)
+    # The user's deny rules on read paths are masks too, as in every session.
+    rules = load_policy(project, settings).rules
+    return SandboxService.from_policy(with_deny_read(policy, deny_rule_masks(rules, project)))
 
 
 def _auto_allow(project: Path) -> str:
@@ -79,6 +84,18 @@ def status_command(
             typer.echo(f"  [{_MARKS[check.enforced]}] {check.title}")
             for detail in check.details:
                 typer.echo(f"        - {detail}")
+        if report.masks:
+            typer.echo("masks (each probed live; [ - ] nothing to probe on this machine):")
+        for mask in report.masks:
+            mark = "-  " if mask.enforced is None else _MARKS[mask.enforced]
+            what = f" — {mask.what}" if mask.what else ""
+            typer.echo(f"  [{mark}] {mask.pattern}{what} ({mask.origin})")
+            for detail in mask.details if mask.enforced is False else []:
+                typer.echo(f"        - {detail}")
+        if report.limits:
+            typer.echo("limits:")
+        for limit in report.limits:
+            typer.echo(f"  - {limit}")
     if report.error:
         raise typer.Exit(1)
 

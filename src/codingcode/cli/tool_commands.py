@@ -115,28 +115,79 @@ def register(app: typer.Typer) -> None:
 
     @app.command("tools")
     def tools_command(
+        project: ProjectOption = None,
         as_json: Annotated[
             bool, typer.Option("--json", help="Print names, descriptions and JSON Schemas as JSON.")
         ] = False,
     ) -> None:
-        """List the tools with their short descriptions."""
-        from codingcode.cli.tool_service import cli_tool_service
+        """List the tools the model gets in the project: built-in, custom, deferred (found
+        through tool_search), MCP (server:tool, once the project is trusted) and agent tools."""
+        import anyio
 
-        service = cli_tool_service()
+        root = project_dir(project)
+        rows, notes = anyio.run(session_tools, root)
+        for line in notes:
+            typer.echo(line, err=True)
         if as_json:
-            payload = [
-                {
-                    "name": t.name,
-                    "short_description": t.short_description,
-                    "description": t.description,
-                    "deferred": t.deferred,
-                    "input_schema": t.input_schema(),
-                }
-                for t in service.list()
-            ]
-            typer.echo(json.dumps(payload, indent=2))
+            typer.echo(json.dumps(rows, indent=2))
             return
-        width = max(len(t.name) for t in service.list())
-        for t in service.list():
-            suffix = "  (deferred)" if t.deferred else ""
-            typer.echo(f"{t.name.ljust(width)}  {t.short_description}{suffix}")
+        width = max(len(r["name"]) for r in rows)
+        for r in rows:
+            marks = [r["kind"]] if r["kind"] != "builtin" else []
+            if r["deferred"]:
+                marks.append("deferred: loaded through tool_search")
+            suffix = f"  ({'; '.join(marks)})" if marks else ""
+            typer.echo(f"{r['name'].ljust(width)}  {r['short_description']}{suffix}")
+
+
+class _NoModel:
+    """Stands in for a model where only the session's tools are wanted (never called)."""
+
+    name = "none"
+    model = "none"
+
+    def stream(self, system: str, messages: Any, tools: Any) -> Any:
+        raise RuntimeError("no model in a tool listing")
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def session_tools(project: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """What a session in ``project`` offers the model, through the session's own resolver."""
+    from codingcode.agent.model import ModelSpec
+    from codingcode.agent.session import open_session
+    from codingcode.cli.tool_service import cli_tool_service
+    from codingcode.mcp.client import open_project_mcp
+    from codingcode.tools.resolver import DISPATCH_AGENT_NAME
+    from codingcode.tools.search import TOOL_SEARCH_NAME
+
+    service = cli_tool_service()
+    async with open_project_mcp(project, service) as mcp:
+        notes = list(mcp.notes())
+        session = open_session(
+            project,
+            model=ModelSpec("openai", "none", "tools"),
+            provider=_NoModel(),
+            service=service,
+        )
+        resolver = session.resolver
+        listed = resolver.eligible()
+        offered = {d.name for d in resolver.tools()}
+        if TOOL_SEARCH_NAME in offered:
+            listed.append(resolver.tool_search)
+    rows = []
+    for t in listed:
+        kind = "agent" if t.name in (TOOL_SEARCH_NAME, DISPATCH_AGENT_NAME) else t.origin.kind
+        rows.append(
+            {
+                "name": t.name,
+                "kind": kind,
+                "short_description": t.short_description,
+                "description": t.description,
+                "deferred": t.deferred,
+                "offered": t.name in offered,
+                "input_schema": t.input_schema(),
+            }
+        )
+    return rows, notes

@@ -55,6 +55,50 @@ def error_message(exc: Any) -> str:
     return str(getattr(exc, "message", exc))
 
 
+#: Phrases of the endpoints' "your conversation is too long" refusals (HTTP 400).
+_CONTEXT_PHRASES = (
+    "context_length_exceeded",
+    "prompt is too long",
+    "maximum context length",
+    "context length",
+    "context window",
+    "too many tokens",
+)
+
+
+def is_context_overflow(exc: Any) -> bool:
+    """Whether an SDK's API error says the request is longer than the model's context window
+    (OpenAI: code ``context_length_exceeded``; Anthropic: "prompt is too long")."""
+    if getattr(exc, "status_code", None) not in (400, 413):
+        return False
+    if getattr(exc, "code", None) == "context_length_exceeded":
+        return True
+    body = getattr(exc, "body", None)
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(error, dict) and error.get("code") == "context_length_exceeded":
+        return True
+    text = error_message(exc).lower()
+    return any(p in text for p in _CONTEXT_PHRASES)
+
+
+_LIMIT_PATTERNS = (
+    re.compile(r"maximum context length is (\d+)"),
+    re.compile(r"> ?(\d+) maximum"),
+    re.compile(r"context (?:window|length|limit)[^0-9]{0,20}(\d{3,})"),
+)
+
+
+def context_limit(exc: Any) -> int | None:
+    """The window an overflow refusal names ("maximum context length is 8192 tokens",
+    "prompt is too long: 9000 tokens > 8192 maximum"), if it names one."""
+    text = error_message(exc)
+    for pattern in _LIMIT_PATTERNS:
+        m = pattern.search(text)
+        if m:
+            return int(m.group(1))
+    return None
+
+
 _WIRE_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
@@ -235,6 +279,14 @@ async def stream_with_retries(
                 yield event
             return
         except Exception as exc:
+            if is_context_overflow(exc):
+                # Not retried as is: the session compacts the conversation and asks again.
+                from codingcode.agent.model import ContextLengthExceeded
+
+                raise ContextLengthExceeded(
+                    one_line(f"The conversation is too long for the model: {error_message(exc)}"),
+                    limit=context_limit(exc),
+                ) from None
             failure = classify(exc)
             if failure is None:
                 raise

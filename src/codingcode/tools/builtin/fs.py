@@ -8,6 +8,7 @@ import difflib
 import errno
 import fcntl
 import os
+import signal
 import stat
 import time
 from collections.abc import Callable
@@ -317,6 +318,7 @@ def _write_sync(path: Path, root: str | None, data: bytes, shown: str) -> bool:
     for _ in range(_TRIES):
         with located(str(path), root, create_dirs=True) as loc:
             name = _file_name(loc, shown, "write_file")
+            _refuse_control_file_by_link(path, loc, root, shown, "write_file")
             st = _lstat_at(loc.dir_fd, name)
             if st is not None:
                 if stat.S_ISLNK(st.st_mode):
@@ -335,14 +337,19 @@ def _write_sync(path: Path, root: str | None, data: bytes, shown: str) -> bool:
 # -- shared by write_file and edit_file ---------------------------------------------------
 #: Attempts of one write or edit when the file changes under it (another process).
 _TRIES = 8
-#: A file modified this recently may change again within one timestamp tick: its content
-#: is compared too, not just its size and times (git's "racy" check).
-_RACY_NS = 2_000_000_000
+#: A file modified this shortly before we read it may change again within the same
+#: timestamp tick (mtime unchanged): then its content is compared too, not just its size
+#: and times (git's "racy" check). Generous: timestamp ticks are a few milliseconds.
+_RACY_NS = 100_000_000
 _OPEN_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 
 
 class _ChangedError(Exception):
     """The file changed between the read and the write (or was swapped)."""
+
+
+class _BusyError(_ChangedError):
+    """Another process has the file open for writing: what it writes next could be lost."""
 
 
 def _confining_root(path: Path, ctx: ToolExecCtx) -> str | None:
@@ -355,7 +362,14 @@ def _reason(exc: OSError) -> str:
     return os.strerror(exc.errno) if exc.errno else str(exc)
 
 
-def _kept_changing(shown: str, tool: str) -> AgentError:
+def _kept_changing(shown: str, tool: str, *, busy: bool = False) -> AgentError:
+    if busy:
+        return ToolFailureError(
+            f"{shown} is open for writing by another process (a running program writing to "
+            f"it, such as a log), so {tool} did not change it: what that process writes "
+            "meanwhile would be lost. The file is unchanged. Stop that process or try again "
+            "when it has closed the file."
+        )
     return ToolFailureError(
         f"{shown} kept changing while {tool} worked on it (another process is writing to "
         "it), so nothing was written: the file is unchanged. Try again when it is quiet."
@@ -406,6 +420,30 @@ class _FsErrors:
             ) from None
 
 
+def _refuse_control_file_by_link(
+    path: Path, loc: Located, root: str | None, shown: str, tool: str
+) -> None:
+    """A symlink in the project must not turn an ordinary path into one of the files that
+    configure codingcode, git hooks or MCP servers (approval judged the path as named, and
+    the link may have been swapped in after it did)."""
+    if root is None or loc.path == str(path):
+        return
+    from codingcode.approval.paths import CONTROL_FILES  # approval imports the tools
+
+    def control(p: str) -> bool:  # as written: ``loc.path`` has its symlinks resolved
+        rel = os.path.relpath(p, root)
+        return any(rel == c or rel.startswith(c + "/") for c in CONTROL_FILES)
+
+    if control(loc.path) and not control(str(path)):
+        real = printable(os.path.relpath(loc.path, root))
+        raise DeniedError(
+            f"{shown} leads through a symlink to {real}, which configures codingcode, git "
+            f"hooks or MCP servers; {tool} does not change such a file through a symlink. "
+            "Name it directly if it should change (it is then asked about). Nothing was "
+            "written."
+        )
+
+
 def _file_name(loc: Located, shown: str, tool: str) -> str:
     if loc.name is None:
         raise _not_regular(shown, stat.S_IFDIR, tool)
@@ -447,15 +485,19 @@ def _store(
     *,
     old: bytes | None,
     check: Callable[[], None] | None,
+    probe_writers: bool = True,
 ) -> bool:
     """Write ``data`` as the file; True when it was replaced (renamed over), False when
     written in place.
 
     A rename is atomic, but it would split hard links, give the file our owner, and leave
     a process that has the file open for writing (a logger appending to it) writing to the
-    old, unlinked copy. Such files are written in place instead.
+    old, unlinked copy. Such files are written in place instead (``probe_writers=False``:
+    the caller's ``check`` deals with writers).
     """
-    if like is not None and (like.st_nlink > 1 or _open_for_writing_elsewhere(dir_fd, name)):
+    if like is not None and (
+        like.st_nlink > 1 or (probe_writers and _open_for_writing_elsewhere(dir_fd, name))
+    ):
         _write_in_place(dir_fd, name, data, like, old, check)
         return False
     try:
@@ -475,7 +517,21 @@ _F_SETLEASE: int | None = getattr(fcntl, "F_SETLEASE", None)
 
 
 def _open_for_writing_elsewhere(dir_fd: int, name: str) -> bool:
-    """True when some other descriptor has the file open for writing.
+    """True when some other descriptor has the file open for writing (see _has_writers)."""
+    if _F_SETLEASE is None:
+        return False
+    try:
+        fd = os.open(name, os.O_RDONLY | _OPEN_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return False
+    try:
+        return _has_writers(fd)
+    finally:
+        os.close(fd)
+
+
+def _has_writers(fd: int) -> bool:
+    """True when the file behind ``fd`` (opened read-only) is open for writing elsewhere.
 
     Linux grants a read lease only on a file nobody has open for writing: asking for one
     (and dropping it at once) is the probe. Where leases are not available (another OS,
@@ -484,19 +540,15 @@ def _open_for_writing_elsewhere(dir_fd: int, name: str) -> bool:
     if _F_SETLEASE is None:
         return False
     try:
-        fd = os.open(name, os.O_RDONLY | _OPEN_FLAGS, dir_fd=dir_fd)
-    except OSError:
-        return False
-    try:
-        try:
-            fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_RDLCK)
-        except OSError as exc:
-            return exc.errno == errno.EAGAIN
-        with contextlib.suppress(OSError):
-            fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_UNLCK)
-        return False
-    finally:
-        os.close(fd)
+        # A writer that opens the file while we hold the lease (a few microseconds) makes the
+        # kernel signal us: SIGURG, ignored by default, instead of SIGIO, which would kill us.
+        fcntl.fcntl(fd, fcntl.F_SETSIG, signal.SIGURG)
+        fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_RDLCK)
+    except OSError as exc:
+        return exc.errno == errno.EAGAIN
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, _F_SETLEASE, fcntl.F_UNLCK)
+    return False
 
 
 def _write_in_place(
@@ -513,6 +565,8 @@ def _write_in_place(
     at its new length at once, so bytes another process appends meanwhile land after the
     new content and are kept there. A failure while writing puts the old bytes back.
     """
+    if check is not None:
+        check()  # before our own descriptor for writing exists (it would count as a writer)
     fd = os.open(name, os.O_RDWR | _OPEN_FLAGS, dir_fd=dir_fd)
     try:
         st = os.fstat(fd)
@@ -520,8 +574,8 @@ def _write_in_place(
             raise _ChangedError
         if old is None:
             old = _read_all(fd)
-        if check is not None:
-            check()
+        elif st.st_size != len(old):
+            raise _ChangedError
         try:
             if len(data) > len(old):
                 try:
@@ -661,12 +715,15 @@ async def edit_file(args: EditFileArgs, ctx: ToolExecCtx) -> str:
 
 def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> tuple[int, int]:
     """Read, edit and write back; if the file changes in between (another process writes
-    it), do it again on the new content — a bounded number of times, then fail clearly."""
+    it), do it again on the new content — a bounded number of times, then fail clearly.
+    A file another process holds open for writing is not edited (see _unchanged_check)."""
+    busy = False
     for attempt in range(_TRIES):
         if attempt:
             time.sleep(min(0.002 * 2**attempt, 0.1))
         with located(str(path), root) as loc:
             name = _file_name(loc, shown, "edit_file")
+            _refuse_control_file_by_link(path, loc, root, shown, "edit_file")
             st = _lstat_at(loc.dir_fd, name)
             if st is None:
                 raise FileNotFoundError(errno.ENOENT, "No such file", str(path))
@@ -687,8 +744,10 @@ def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> 
                     continue
                 raw = _read_all(fd)
                 seen = os.fstat(fd)
-                if seen.st_size != len(raw):
-                    continue  # grew or shrank while we read it
+                seen_at = time.time_ns()
+                if seen.st_size != len(raw):  # grew or shrank while we read it
+                    busy = _has_writers(fd)
+                    continue
                 data, line, n_new = apply_edit(raw, args.old_string, args.new_string, shown)
                 try:
                     replaced = _store(
@@ -697,24 +756,29 @@ def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> 
                         data,
                         seen,
                         old=raw,
-                        check=_unchanged_check(loc.dir_fd, name, fd, seen, raw),
+                        check=_unchanged_check(loc.dir_fd, name, fd, seen, seen_at, raw),
+                        probe_writers=False,
                     )
-                except _ChangedError:
+                except _ChangedError as exc:
+                    busy = isinstance(exc, _BusyError)
                     continue
                 if replaced:
                     _carry_over_appends(loc.dir_fd, name, fd, len(raw))
                 return line, n_new
             finally:
                 os.close(fd)
-    raise _kept_changing(shown, "edit_file")
+    raise _kept_changing(shown, "edit_file", busy=busy)
 
 
 def _unchanged_check(
-    dir_fd: int, name: str, fd: int, seen: os.stat_result, raw: bytes
+    dir_fd: int, name: str, fd: int, seen: os.stat_result, seen_at: int, raw: bytes
 ) -> Callable[[], None]:
     """Raise _ChangedError when the file is no longer what was read (just before writing)."""
 
     def check() -> None:
+        # A writer's next write would go to the replaced copy (rename) or race ours (in place).
+        if _has_writers(fd):
+            raise _BusyError
         now = os.fstat(fd)
         named = _lstat_at(dir_fd, name)
         if (
@@ -725,27 +789,36 @@ def _unchanged_check(
             or now.st_ctime_ns != seen.st_ctime_ns
         ):
             raise _ChangedError
-        if time.time_ns() - now.st_mtime_ns < _RACY_NS and _read_all(fd) != raw:
+        if seen_at - seen.st_mtime_ns < _RACY_NS and _read_all(fd) != raw:
             raise _ChangedError
 
     return check
 
 
+#: How long an edit waits, after its rename, for a process that still has the replaced
+#: file open for writing (one that opened it just before) to finish its write.
+_CARRY_WAIT_S = 1.0
+
+
 def _carry_over_appends(dir_fd: int, name: str, old_fd: int, size: int) -> None:
-    """Bytes another process appended to the old file in the instant between the last
-    check and the rename are appended to the new one (not lost with the old inode)."""
-    for _ in range(3):
+    """Bytes another process appended to the old file around the rename (it had opened
+    the file just before) are appended to the new one, not lost with the old inode."""
+    deadline = time.monotonic() + _CARRY_WAIT_S
+    while True:
+        busy = _has_writers(old_fd)  # first: once nobody writes, the size below is final
         now = os.fstat(old_fd).st_size
-        if now <= size:
+        if now > size:
+            extra = _read_range(old_fd, size, now)
+            fd = os.open(name, os.O_WRONLY | os.O_APPEND | _OPEN_FLAGS, dir_fd=dir_fd)
+            try:
+                write_all(fd, extra)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            size = now
+        if not busy or time.monotonic() > deadline:
             return
-        extra = _read_range(old_fd, size, now)
-        fd = os.open(name, os.O_WRONLY | os.O_APPEND | _OPEN_FLAGS, dir_fd=dir_fd)
-        try:
-            write_all(fd, extra)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        size = now
+        time.sleep(0.001)
 
 
 def fs_tools() -> list[ToolDefinition]:

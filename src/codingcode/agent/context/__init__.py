@@ -1,0 +1,1 @@
+"""The agent's context: system prompt, token accounting, compaction, large outputs."""

@@ -1,0 +1,1 @@
+"""Saved sessions: the append-only store, resume and fork."""

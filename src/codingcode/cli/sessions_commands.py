@@ -1,0 +1,51 @@
+"""``codingcode sessions``: the project's saved sessions, most recently used first."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Annotated
+
+import typer
+
+from codingcode.cli.tool_commands import ProjectOption, project_dir
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("sessions")
+    def sessions_command(
+        project: ProjectOption = None,
+        limit: Annotated[
+            int, typer.Option("--limit", "-n", min=1, max=100_000, help="Show at most this many.")
+        ] = 20,
+        as_json: Annotated[bool, typer.Option("--json", help="Print them as JSON.")] = False,
+    ) -> None:
+        """List the project's saved sessions (id, start, first prompt, turns, tokens).
+
+        Continue one with `codingcode run --resume ID PROMPT` (or --continue for the latest).
+        """
+        from codingcode.agent.sessions.store import session_dirs, summarize
+
+        root = project_dir(project)
+        rows = []
+        for directory in session_dirs(root)[:limit]:
+            try:
+                rows.append(summarize(directory))
+            except OSError as exc:
+                typer.echo(
+                    f"note: session {directory.name} is unreadable: {exc.strerror}", err=True
+                )
+        if as_json:
+            typer.echo(json.dumps([r.__dict__ for r in rows], indent=2, ensure_ascii=False))
+            return
+        if not rows:
+            typer.echo(f'No saved sessions for {root}. Start one with `codingcode run "PROMPT"`.')
+            return
+        for r in rows:
+            started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started))
+            first = " ".join(r.first_prompt.split())
+            first = first if len(first) <= 60 else first[:57] + "..."
+            tokens = r.input_tokens + r.output_tokens
+            flags = " (damaged)" if r.damaged else ""
+            flags += f" (fork of {r.parent})" if r.parent else ""
+            typer.echo(f"{r.id}  {started}  {r.turns:>3} turns  {tokens:>8} tokens  {first}{flags}")
