@@ -262,7 +262,8 @@ class TerminalConfirmerApp:
             key = "^C"
         if key == "^C":
             return self._interrupt()
-        answer = next(a for k, a, _ in choices if k == key)
+        answer, said = next((a, w) for k, a, w in choices if k == key)
+        self.console.print(Text(f"→ {said}", style="bold"))
         line: PromptSession[str] = PromptSession()
         try:
             if key == "t":
