@@ -62,7 +62,9 @@ def to_anthropic_messages(
                         "type": "tool_use",
                         "id": c.id,
                         "name": names.to_wire(c.name),
-                        "input": c.arguments or {},
+                        # A model may escape a lone surrogate in its arguments: what goes back
+                        # on the wire must be valid UTF-8.
+                        "input": _valid_unicode(c.arguments or {}),
                     }
                 )
             out.append(
@@ -84,6 +86,19 @@ def to_anthropic_messages(
                 ]
             )
     return out
+
+
+def _valid_unicode(value: Any) -> Any:
+    """``value`` with every string (keys too) made valid Unicode (``safe_text``)."""
+    from codingcode.approval.audit import safe_text
+
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, dict):
+        return {safe_text(str(k)): _valid_unicode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_valid_unicode(v) for v in value]
+    return value
 
 
 class AnthropicProvider:
