@@ -16,6 +16,7 @@ and the entry, and the trust logic can tell a project's grant from the user's ow
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -27,6 +28,9 @@ from codingcode.errors import InvalidArgumentsError
 
 USER_CONFIG_ENV = "CODINGCODE_CONFIG_DIR"
 USER_STATE_ENV = "CODINGCODE_STATE_DIR"
+#: Roughly how deep Python's JSON parser can nest (its recursion limit); deeper input is a
+#: clear error, never a RecursionError.
+MAX_JSON_DEPTH = 900
 
 
 class Scope(StrEnum):
@@ -125,6 +129,10 @@ def read_settings_file(scope: Scope, path: Path) -> SettingsFile | None:
         return SettingsFile(scope, path, {}, raw)
     try:
         data = json.loads(raw)
+    except RecursionError:
+        raise SettingsError(
+            f"Settings file {path} is nested too deeply to read (keep it under {MAX_JSON_DEPTH} levels)."
+        ) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         where = (
             f" (line {exc.lineno}, column {exc.colno})"
@@ -155,6 +163,55 @@ def load_settings(project: Path) -> Settings:
             loaded = replace(loaded, trusted=store.is_trusted(project, path, loaded.raw))
         settings.files.append(loaded)
     return settings
+
+
+LOCAL_SETTINGS = "settings.local.json"
+
+
+def ignore_local_settings(path: Path) -> None:
+    """Keep a personal ``settings.local.json`` out of git: after codingcode created one, the
+    ``.gitignore`` beside it (in ``.codingcode/``, never the project's own) lists it.
+
+    Idempotent; a ``.gitignore`` that lists it already is left alone, one that does not gets
+    the line appended (atomically). Failing to write it is not worth failing the command for.
+    """
+    from codingcode.atomic import atomic_write_bytes
+
+    if path.name != LOCAL_SETTINGS:
+        return
+    ignore = path.parent / ".gitignore"
+    try:
+        old = ignore.read_bytes()
+    except FileNotFoundError:
+        old = b""
+    except OSError:
+        return
+    if any(
+        line.strip() in (b"settings.local.json", b"/settings.local.json")
+        for line in old.splitlines()
+    ):
+        return
+    text = old + (b"\n" if old and not old.endswith(b"\n") else b"") + b"settings.local.json\n"
+    with contextlib.suppress(OSError):
+        atomic_write_bytes(ignore, text)
+
+
+def audit_required(settings: Settings) -> bool:
+    """Whether calls must be refused when the audit log cannot record them.
+
+    ``"audit": {"required": true}`` in any settings file: a restriction, so a project file
+    may set it too, and a later file cannot lift what an earlier one required.
+    """
+    required = False
+    for f, value in settings.sources("audit"):
+        flag = value.get("required", False) if isinstance(value, dict) else value
+        if not isinstance(value, dict) or not isinstance(flag, bool):
+            raise SettingsError(
+                f'Invalid settings in {f.path}: "audit" must be an object such as '
+                '{"required": true} (required: true or false).'
+            )
+        required |= flag
+    return required
 
 
 def untrusted_note(ignored: list[str], project: Path) -> str:

@@ -8,6 +8,7 @@ approved: a hook's modifiedInput is validated and checked by the rules again fir
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,14 +17,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import BaseModel
 
-from codingcode.errors import DeniedError
+from codingcode.errors import AgentError, DeniedError
 from codingcode.tools.definition import ToolDefinition, ToolExecCtx
 from codingcode.tools.service import ToolService, validate_arguments
 
 if TYPE_CHECKING:
+    from codingcode.approval.audit import AuditLog
     from codingcode.approval.confirm import Confirmer
     from codingcode.approval.hooks import HookBus
-    from codingcode.approval.pipeline import ApprovalPipeline, Decision
+    from codingcode.approval.pipeline import ApprovalPipeline, Decision, ToolCall
     from codingcode.approval.rules import Policy
     from codingcode.checkpoints.recorder import CheckpointRecorder
 
@@ -41,6 +43,8 @@ class ToolRunner:
     ignored_grants: list[str] = field(default_factory=list)
     #: Takes a checkpoint before every call that can change the project (None: none).
     checkpoints: CheckpointRecorder | None = None
+    #: Where each call's outcome is recorded (the pipeline records each layer's decision).
+    audit: AuditLog | None = None
     _turn: int = field(default=0, init=False)
 
     def context(self, **overrides: Any) -> ToolExecCtx:
@@ -61,20 +65,17 @@ class ToolRunner:
         definition, model = self.service.validate(name, args)
         return await self._decide(name, definition, model, ctx, dry_run=dry_run)
 
-    async def _decide(
+    def _call(
         self,
         name: str,
         definition: ToolDefinition,
         model: BaseModel,
         ctx: ToolExecCtx,
-        *,
-        dry_run: bool = False,
-    ) -> Decision:
+        call_id: str,
+    ) -> ToolCall:
         from codingcode.approval.pipeline import ToolCall
 
-        if self.pipeline is None:
-            raise RuntimeError("this runner has no approval pipeline")
-        call = ToolCall(
+        return ToolCall(
             tool=name,
             args=model.model_dump(mode="json"),
             project_path=Path(ctx.project_path),
@@ -87,7 +88,21 @@ class ToolRunner:
             arg_roles=definition.arg_roles,
             effects=definition.effects,
             origin=definition.origin,
+            call_id=call_id,
         )
+
+    async def _decide(
+        self,
+        name: str,
+        definition: ToolDefinition,
+        model: BaseModel,
+        ctx: ToolExecCtx,
+        *,
+        dry_run: bool = False,
+    ) -> Decision:
+        if self.pipeline is None:
+            raise RuntimeError("this runner has no approval pipeline")
+        call = self._call(name, definition, model, ctx, "")
         return await self.pipeline.decide(call, dry_run=dry_run)
 
     async def run(
@@ -107,16 +122,38 @@ class ToolRunner:
             # A caller's own context still gets the sandbox: nothing runs around it.
             ctx = replace(ctx, launcher=self.launcher)
         definition, model = self.service.validate(name, args)
-        if self.pipeline is not None:
-            decision = await self._decide(name, definition, model, ctx)
-            if on_decision is not None:
-                on_decision(decision)
-            if not decision.allowed:
-                raise DeniedError(f"{name} was denied: {decision.reason}")
-            # Exactly the approved arguments run (a hook may have changed them), with exactly
-            # the capabilities the approval granted (the sandbox builds the call from them).
-            model = validate_arguments(definition, decision.args)
-            ctx = replace(ctx, capabilities=decision.capabilities)
+        if self.pipeline is None:
+            return await self._execute(definition, model, ctx)
+        from codingcode.approval.audit import CallTracker, safe_text
+
+        # Record: the call's outcome (ran, failed, cancelled, denied) joins its layer records.
+        call = self._call(name, definition, model, ctx, uuid.uuid4().hex)
+        reports_exit = "runs" in (definition.effects or ())
+        try:
+            with CallTracker(self.audit, call, reports_exit) as track:
+                decision = await self.pipeline.decide(call)
+                track.decision = decision
+                if on_decision is not None:
+                    on_decision(decision)
+                if not decision.allowed:
+                    raise DeniedError(f"{name} was denied: {decision.reason}")
+                # Exactly the approved arguments run (a hook may have changed them), with
+                # exactly the capabilities the approval granted (the sandbox builds the call
+                # from them).
+                model = validate_arguments(definition, decision.args)
+                ctx = replace(ctx, capabilities=decision.capabilities)
+                track.started()
+                result = await self._execute(definition, model, ctx)
+                track.finished(result)
+        except AgentError as exc:
+            # A lone surrogate (a non-UTF-8 file name in an argument) must not break whoever
+            # sends the message on: the model's wire format, JSON output, an MCP client.
+            exc.message = safe_text(exc.message)
+            raise
+        return safe_text(result)
+
+    async def _execute(self, definition: ToolDefinition, model: BaseModel, ctx: ToolExecCtx) -> str:
+        """Run: with a checkpoint first when the call can change the project."""
         if self.checkpoints is None:
             return await self.service.execute(definition, model, ctx)
         point = await self.checkpoints.before(
@@ -153,11 +190,21 @@ def build_runner(
     them regardless. Deny and ask rules always apply. ``checkpoints=True`` (agent sessions)
     checkpoints the project before every call that can change it, as the settings say.
     """
+    from codingcode.approval.audit import AuditLog
+    from codingcode.approval.hooks import POST_APPROVAL, HookBus
     from codingcode.approval.setup import build_pipeline
+    from codingcode.config import audit_required, load_settings
 
     service = service or ToolService.default()
     assert service is not None
     project = Path(project).resolve()
+    settings = load_settings(project)
+    bus = hooks or HookBus()
+    log = (
+        AuditLog(emit=lambda rec: bus.emit(POST_APPROVAL, rec), required=audit_required(settings))
+        if audit
+        else None
+    )
 
     def validate(tool: str, args: dict[str, Any]) -> dict[str, Any]:
         _, model = service.validate(tool, args)
@@ -169,14 +216,15 @@ def build_runner(
         validate=validate,
         mode=mode,
         confirmer=confirmer,
-        bus=hooks,
-        audit=audit,
+        bus=bus,
+        audit=log if log is not None else False,
         trust_project_grants=trust_project_grants,
         policy=policy,
+        settings=settings,
         assume_trusted=assume_trusted,
     )
     runner = ToolRunner(
-        service, project, mode=effective_mode, session_id=session_id, pipeline=pipeline
+        service, project, mode=effective_mode, session_id=session_id, pipeline=pipeline, audit=log
     )
     runner.ignored_grants = ignored
     # The sandbox (issue 4): every command runs contained unless the caller brings its own.
@@ -187,7 +235,7 @@ def build_runner(
     runner.launcher = launcher
     if checkpoints:
         from codingcode.checkpoints.recorder import recorder_for
-        from codingcode.config import load_settings, user_state_dir
+        from codingcode.config import user_state_dir
 
-        runner.checkpoints = recorder_for(project, load_settings(project), user_state_dir())
+        runner.checkpoints = recorder_for(project, settings, user_state_dir())
     return runner

@@ -21,6 +21,7 @@ import fcntl
 import hashlib
 import json
 import os
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from typing import Any
 
 from codingcode.atomic import atomic_write_bytes
 from codingcode.config import user_state_dir
+from codingcode.errors import AgentError, ErrorKind
 
 TRUST_FILE = "trust.json"
 TRUST_ENV = "CODINGCODE_TRUST_ALL"  # "1": trust every project (for a user's own sandboxes/CI)
@@ -70,6 +72,12 @@ def _relative(project: Path, path: Path) -> str:
         return str(path)
 
 
+class TrustStoreError(AgentError):
+    """The trust records cannot be written (a read-only or full state directory)."""
+
+    kind = ErrorKind.TOOL_FAILURE
+
+
 @dataclass(frozen=True)
 class FileTrust:
     """The trust state of one grant-bearing file."""
@@ -94,7 +102,7 @@ class TrustStore:
             data = json.loads(self.path.read_bytes())
         except FileNotFoundError:
             return {"projects": {}}
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             # A damaged record trusts nothing: the safe reading of a file we cannot parse.
             return {"projects": {}}
         if not isinstance(data, dict) or not isinstance(data.get("projects"), dict):
@@ -137,17 +145,45 @@ class TrustStore:
         return all(f.trusted for f in self.status(project))
 
     # -- writing -------------------------------------------------------------------------
+    def _cannot_write(self, exc: OSError) -> TrustStoreError:
+        return TrustStoreError(
+            f"cannot write the trust records in {self.path.parent} "
+            f"({exc.strerror or type(exc).__name__}); nothing was changed. Make that directory "
+            "writable, or point CODINGCODE_STATE_DIR at one that is."
+        )
+
+    def check_writable(self) -> None:
+        """Raise :class:`TrustStoreError` unless the records can be written.
+
+        For commands that change another file first (``rules add``): they check this before
+        touching anything, so a read-only state directory leaves nothing half-written.
+        """
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600))
+            fd, probe = tempfile.mkstemp(dir=self.path.parent, prefix=".probe.", suffix=".tmp")
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise self._cannot_write(exc) from None
+
     @contextlib.contextmanager
     def _locked(self) -> Iterator[dict[str, Any]]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        lock = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock = os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise self._cannot_write(exc) from None
         try:
             fcntl.flock(lock, fcntl.LOCK_EX)
             data = self._read()
             yield data
-            atomic_write_bytes(
-                self.path, json.dumps(data, indent=2, sort_keys=True).encode(), mode=0o600
-            )
+            try:
+                atomic_write_bytes(
+                    self.path, json.dumps(data, indent=2, sort_keys=True).encode(), mode=0o600
+                )
+            except OSError as exc:  # the old records stay as they were (atomic write)
+                raise self._cannot_write(exc) from None
         finally:
             os.close(lock)
 
@@ -177,9 +213,15 @@ class TrustStore:
         current = _file_digest(path)
         if current is None:
             return
-        with self._locked() as data:
-            entry = data["projects"].setdefault(project_key(project), {"files": {}})
-            entry.setdefault("files", {})[_relative(project, path)] = current
+        try:
+            with self._locked() as data:
+                entry = data["projects"].setdefault(project_key(project), {"files": {}})
+                entry.setdefault("files", {})[_relative(project, path)] = current
+        except TrustStoreError as exc:
+            raise TrustStoreError(
+                f"{path} was written, but its trust record was not: {exc.message} Until "
+                f"`codingcode trust --project {project}` succeeds, what it grants is ignored."
+            ) from None
 
 
 # -- what a project would grant ------------------------------------------------------------
@@ -268,6 +310,8 @@ def describe_grants(path: Path) -> list[str]:
         return _agent_grants(path, raw.decode("utf-8", errors="replace"))
     try:
         data = json.loads(raw)
+        return _settings_grants(data) if isinstance(data, dict) else []
     except ValueError:
         return ["(not valid JSON: nothing from it applies until it is fixed)"]
-    return _settings_grants(data) if isinstance(data, dict) else []
+    except RecursionError:
+        return ["(nested too deeply to read: nothing from it applies until it is fixed)"]

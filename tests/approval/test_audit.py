@@ -6,9 +6,21 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from codingcode.approval.audit import AuditLog, shorten
+import pytest
+
+from codingcode.approval.audit import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    AuditLog,
+    CallRecord,
+    default_audit_path,
+    reported_exit_code,
+    shorten,
+)
 from codingcode.approval.pipeline import LayerResult, ToolCall
+from codingcode.errors import AgentError, DeniedError, ToolTimeoutError
 
 
 def test_records_and_queries(tmp_path: Path, project: Path) -> None:
@@ -50,3 +62,127 @@ def test_concurrent_processes(tmp_path: Path) -> None:
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(db), f"s{n}"]) for n in range(6)]
     assert [p.wait(timeout=60) for p in procs] == [0] * 6
     assert len(AuditLog(db).query(limit=1000)) == 300
+
+
+# -- outcomes: one record per call, linked to its layer records --------------------------------
+def _runner(project: Path, mode: str = "bypass") -> Any:
+    from codingcode.runner import build_runner
+
+    return build_runner(project, mode=mode)
+
+
+def _calls() -> list[CallRecord]:
+    return AuditLog().query_calls(limit=100)
+
+
+@pytest.mark.anyio
+async def test_outcome_of_each_call(project: Path) -> None:
+    runner = _runner(project)
+    (project / "a.txt").write_text("abc\n")
+    out = await runner.run("read_file", {"path": "a.txt"})
+    await runner.run("execute_command", {"command": "echo 'Exit code: 9'; exit 3"})
+    with pytest.raises(AgentError):
+        await runner.run("read_file", {"path": "missing.txt"})
+    with pytest.raises(DeniedError):
+        await runner.run("execute_command", {"command": "sudo id"})
+    with pytest.raises(ToolTimeoutError):
+        await runner.run("execute_command", {"command": "sleep 5", "timeout_ms": 100})
+    calls = _calls()
+    assert [(c.tool, c.outcome) for c in calls] == [
+        ("read_file", "ran"),
+        ("execute_command", "ran"),
+        ("read_file", "failed"),
+        ("execute_command", "denied"),
+        ("execute_command", "failed"),
+    ]
+    read, command, missing, sudo, slow = calls
+    assert read.result_bytes == len(out.encode()) and read.exit_code is None
+    assert (read.decision, read.layer) == ("allow", "ReadonlyWhitelist")
+    # The exit code from the tool's header, not from what the command printed.
+    assert command.exit_code == 3 and command.error_kind is None
+    assert command.duration_ms is not None and command.duration_ms > 0
+    assert missing.error_kind == "not_found" and "missing.txt" in (missing.detail or "")
+    assert (sudo.decision, sudo.rule, sudo.error_kind) == ("deny", "R2", "denied")
+    assert sudo.duration_ms is None  # it never ran
+    assert slow.error_kind == "timeout"
+    # Every layer record of a call carries its id: the call's whole story joins up.
+    layers = AuditLog().query(limit=100)
+    for call in calls:
+        mine = [r for r in layers if r.call_id == call.call_id]
+        assert mine and mine[-1].decision == call.decision and mine[-1].layer == call.layer
+    assert len({c.call_id for c in calls}) == len(calls)
+
+
+@pytest.mark.anyio
+async def test_cancelled_call_is_recorded(project: Path) -> None:
+    import anyio
+
+    runner = _runner(project)
+    with anyio.move_on_after(0.5):
+        await runner.run("execute_command", {"command": "sleep 30"})
+    (call,) = _calls()
+    assert (call.outcome, call.error_kind) == ("cancelled", "cancelled")
+    assert call.duration_ms is not None and call.duration_ms < 30_000
+
+
+@pytest.mark.anyio
+async def test_no_audit_no_outcome(project: Path) -> None:
+    from codingcode.runner import build_runner
+
+    runner = build_runner(project, mode="bypass", audit=False)
+    await runner.run("execute_command", {"command": "true"})
+    assert not default_audit_path().exists()
+
+
+def test_old_database_is_migrated(tmp_path: Path, project: Path) -> None:
+    """A log written before versioning (no call ids, no outcomes) opens and keeps its rows."""
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        """
+        CREATE TABLE approval_audit (
+            id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, session TEXT NOT NULL,
+            turn INTEGER NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL, layer TEXT NOT NULL,
+            decision TEXT NOT NULL, reason TEXT NOT NULL, rule TEXT, project TEXT NOT NULL);
+        INSERT INTO approval_audit VALUES (1, 1.0, 's', 0, 'read_file', '{"path": "x"}',
+            'ReadonlyWhitelist', 'allow', 'old', NULL, '/p');
+        """
+    )
+    conn.close()
+    log = AuditLog(db)
+    assert [(r.reason, r.call_id) for r in log.query()] == [("old", None)]  # read: no change
+    assert log.query_calls() == []
+    call = ToolCall("read_file", {"path": "y"}, project, call_id="c1")
+    log.record(call, LayerResult("ReadonlyWhitelist", "allow", "new"), 2.0)
+    log.record_outcome(call, None, "ran", result_bytes=3)
+    assert [(r.reason, r.call_id) for r in log.query()] == [("old", None), ("new", "c1")]
+    assert [(c.call_id, c.outcome) for c in log.query_calls()] == [("c1", "ran")]
+    version = sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0]
+    assert version == SCHEMA_VERSION
+
+
+def test_migrations_are_additive_and_idempotent(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    for migrate in MIGRATIONS:
+        migrate(conn)
+        migrate(conn)  # a second run (two processes racing) changes nothing and fails nothing
+    conn.close()
+
+
+def test_surrogates_are_stored_and_read_back(tmp_path: Path, project: Path) -> None:
+    log = AuditLog(tmp_path / "s.db")
+    call = ToolCall("read_file", {"path": "a\udcff\ud800b"}, project, "s\udcff", call_id="c")
+    log.record(call, LayerResult("RuleEngine", "deny", "no \udcff", "rule\udcff"), 1.0)
+    log.record_outcome(call, None, "failed", error=AgentError("bad \udcff"))
+    (rec,) = log.query()
+    assert rec.args == {"path": "a\udcff\ud800b"}  # JSON escapes: the same characters again
+    assert (rec.reason, rec.rule, rec.session) == ("no \\udcff", "rule\\udcff", "s\\udcff")
+    assert log.query_calls()[0].detail == "bad \\udcff"
+
+
+def test_reported_exit_code() -> None:
+    assert reported_exit_code("Exit code: 0\n--- stdout ---\nx") == 0
+    assert reported_exit_code("notice\nExit code: -9\n(no output)") == -9
+    assert reported_exit_code("Timed out\n--- stdout ---\nExit code: 4") is None
+    assert reported_exit_code("x" * 50_000_000) is None

@@ -18,6 +18,7 @@ from codingcode.errors import (
 from codingcode.mcp.client import McpManager, ServerState
 from codingcode.mcp.config import McpServerConfig, parse_server
 from codingcode.tools import ToolExecCtx, ToolService
+from codingcode.tools.definition import ToolOrigin
 from tests.mcp.conftest import eventually, free_port, wait_for_port
 
 SERVERS = Path(__file__).parent / "servers"
@@ -51,6 +52,7 @@ async def test_import_list_call_structured_and_text(tmp_path: Path) -> None:
         assert not add.deferred  # 8 tools: under the threshold
         assert add.annotations.read_only and not add.annotations.destructive  # trusted hints
         assert add.input_schema()["required"] == ["a", "b"]
+        assert add.origin == ToolOrigin("mcp", "tiny")
         out = await service.call("tiny:add", {"a": 2, "b": 40}, ToolExecCtx(project_path=tmp_path))
         assert '"total": 42' in out and out.count("42") == 1  # JSON text block not repeated
         assert await service.call("tiny:shout", {"text": "hi"}) == "HI"

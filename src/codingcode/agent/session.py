@@ -13,6 +13,7 @@ is ready for the next prompt.
 from __future__ import annotations
 
 import secrets
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -186,6 +187,17 @@ class AgentSession:
             self._signal.set(reason)
 
     async def aclose(self) -> None:
+        if self.state.background is not None:
+            # Background processes die with their session (README: Background commands).
+            with anyio.CancelScope(shield=True):
+                ended = await anyio.to_thread.run_sync(self.state.background.close)
+            for pid_id in ended:
+                proc = self.state.background.processes[pid_id]
+                print(
+                    f"codingcode: ended background process {pid_id} ({proc.command[:80]}) "
+                    "with the session.",
+                    file=sys.stderr,
+                )
         for p in self._owned_providers:
             await p.aclose()
         if self.store is not None:
@@ -655,6 +667,8 @@ def open_session(
         profile=agent.profile() if agent is not None else None,
         dispatch_agent=dispatch,
     )
+    # One set: what tool_search loads and what a tool makes relevant (command_output).
+    session.resolver.loaded = session.state.offered
     return session
 
 

@@ -31,6 +31,8 @@ READ_ONLY_TOOLS = frozenset(
         "web_search",
         "dispatch_agent",
         "todo_write",
+        # Reads what a background command of this session printed (it started approved).
+        "command_output",
     }
 )
 #: M2: what acceptEdits passes when every path it names is inside the project.
@@ -62,6 +64,8 @@ class ToolCall:
     arg_roles: dict[str, ArgRole] = field(default_factory=dict)
     effects: frozenset[Effect] | None = None
     origin: ToolOrigin = field(default_factory=ToolOrigin)
+    #: Links this call's audit records (one per layer) to its outcome; "" when not run.
+    call_id: str = ""
 
     @property
     def cwd(self) -> Path:

@@ -9,7 +9,13 @@ from codingcode.approval.confirm import Confirmer
 from codingcode.approval.hooks import POST_APPROVAL, HookBus, PreToolUseHooks, load_command_hooks
 from codingcode.approval.pipeline import ApprovalPipeline, Validate
 from codingcode.approval.rules import Policy, RuleEngine, add_rule, load_policy, local_settings_path
-from codingcode.config import Scope, Settings, SettingsError, load_settings
+from codingcode.config import (
+    Scope,
+    Settings,
+    SettingsError,
+    ignore_local_settings,
+    load_settings,
+)
 from codingcode.modes import PERMISSION_MODES
 
 
@@ -58,7 +64,11 @@ def build_pipeline(
     state = {"engine": engine}
 
     def persist(action: str, text: str) -> None:
-        add_rule(local_settings_path(project), action, text, project=project)  # type: ignore[arg-type]
+        path = local_settings_path(project)
+        created = not path.exists()
+        add_rule(path, action, text, project=project)  # type: ignore[arg-type]
+        if created:
+            ignore_local_settings(path)  # personal answers stay out of git
         fresh = load_policy(project).without_untrusted_grants(distrust_project=distrust)
         state["engine"] = RuleEngine(fresh.rules, project)  # applies from the next call on
 

@@ -7,6 +7,7 @@ a non-zero exit code, never a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from importlib import import_module
 from pathlib import Path
@@ -175,7 +176,19 @@ def hoist_global_options(argv: list[str], root: object) -> list[str]:
     return [*path, *moved, *rest[len(path) :]]
 
 
+def _robust_streams() -> None:
+    """Bytes that are not UTF-8 never crash the command: stdin keeps them as lone surrogates
+    (the audit and the model's wire format escape them), stdout writes such characters as
+    their ``\\uXXXX`` escape (in JSON output, the same character again)."""
+    for stream, errors in ((sys.stdin, "surrogateescape"), (sys.stdout, "backslashreplace")):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors=errors)
+
+
 def run() -> None:
+    _robust_streams()
     _register_commands()
     try:
         import typer.main
@@ -211,3 +224,10 @@ def run() -> None:
     except KeyboardInterrupt:
         typer.echo("Interrupted.", err=True)
         sys.exit(130)
+    except RecursionError:
+        # The last net under input nested deeper than Python can follow (a JSON file of a
+        # part that does not say so itself): one line, bad input.
+        typer.echo(
+            "error: the input is nested too deeply to read (a JSON file or argument).", err=True
+        )
+        sys.exit(2)

@@ -572,6 +572,7 @@ def register(app: typer.Typer) -> None:
         Exit codes: 0 answered; 1 error (model endpoint, ...); 2 bad input or no model;
         3 a denied call stopped the work; 4 the turn limit was reached; 130 interrupted.
         """
+        from codingcode.approval.audit import safe_text
         from codingcode.cli import fail
 
         if as_json:
@@ -582,7 +583,9 @@ def register(app: typer.Typer) -> None:
             fail(
                 f"unknown --output-format {output_format!r}; choose one of: text, json, stream-json."
             )
-        text = sys.stdin.read() if prompt == "-" else prompt
+        # Bytes that are not UTF-8 (argv, stdin) arrive as lone surrogates; the model's wire
+        # format needs valid text.
+        text = safe_text(sys.stdin.read() if prompt == "-" else prompt)
         if not text.strip():
             fail("PROMPT is empty.")
         root = project_dir(project)

@@ -187,11 +187,20 @@ def register(app: typer.Typer) -> None:
             fail(f"unknown action {action!r}; choose allow, ask or deny.")
         root = project_dir(project)
         path = _scope_path(scope, root)
+        _check_writable()
+        created = not path.exists()
         try:
             added = add_rule(path, action, rule, priority, project=root)  # type: ignore[arg-type]
         except RuleSyntaxError as exc:
             fail(f"invalid rule {rule!r}: {exc}.")
             return
+        except OSError as exc:
+            fail(f"cannot write {path}: {exc.strerror or exc}; it was left as it was.", code=1)
+            return
+        if created:
+            from codingcode.config import ignore_local_settings
+
+            ignore_local_settings(path)
         typer.echo(f"{'added' if added else 'already there'}: {action} {rule} ({path})")
 
     @rules_app.command("remove")
@@ -212,7 +221,12 @@ def register(app: typer.Typer) -> None:
             )
         root = project_dir(project)
         path = _scope_path(scope, root)
-        removed = remove_rule(path, rule, project=root)
+        _check_writable()
+        try:
+            removed = remove_rule(path, rule, project=root)
+        except OSError as exc:
+            fail(f"cannot write {path}: {exc.strerror or exc}; it was left as it was.", code=1)
+            return
         if not removed:
             fail(f"no rule {rule!r} in {path} (see `codingcode rules list`).", code=1)
         typer.echo(f"removed {removed} entr{'y' if removed == 1 else 'ies'}: {rule} ({path})")
@@ -225,8 +239,20 @@ def register(app: typer.Typer) -> None:
         tool: Annotated[str | None, typer.Option("--tool", help="Only this tool (a glob).")] = None,
         limit: Annotated[int, typer.Option("--limit", min=1, help="At most N records.")] = 50,
         as_json: Annotated[bool, typer.Option("--json", help="JSON lines.")] = False,
+        calls: Annotated[
+            bool,
+            typer.Option(
+                "--calls",
+                help="One record per call: its final decision and outcome (ran, failed, "
+                "cancelled, denied), exit code, duration and result size.",
+            ),
+        ] = False,
+        outcome: Annotated[
+            str | None,
+            typer.Option("--outcome", help="With --calls: only ran, failed, cancelled or denied."),
+        ] = None,
     ) -> None:
-        """The approval audit log: one record per layer decision, newest last."""
+        """The approval audit log: one record per layer decision (or per call), newest last."""
         import datetime
 
         from codingcode.approval.audit import AuditLog
@@ -235,7 +261,15 @@ def register(app: typer.Typer) -> None:
         decisions = ("allow", "deny", "ask", "continue")
         if decision is not None and decision not in decisions:
             fail(f"--decision {decision!r} is not one of: {', '.join(decisions)}.")
+        outcomes = ("ran", "failed", "cancelled", "denied")
+        if outcome is not None and (outcome not in outcomes or not calls):
+            fail(f"--outcome goes with --calls and is one of: {', '.join(outcomes)}.")
         log = AuditLog()
+        if calls:
+            if decision is not None:
+                fail("--decision filters the layer records; with --calls use --outcome.")
+            _print_calls(log.query_calls(outcome=outcome, tool=tool, limit=limit), as_json)
+            return
         records = log.query(decision=decision, tool=tool, limit=limit)
         for r in records:
             if as_json:
@@ -248,6 +282,41 @@ def register(app: typer.Typer) -> None:
             )
         if not records and not as_json:
             typer.echo("no audit records", err=True)
+
+
+def _check_writable() -> None:
+    """Before a settings file changes: its trust record must be able to follow (else nothing
+    is written, instead of a rule saved whose file then counts as changed)."""
+    from codingcode.trust import TrustStore
+
+    TrustStore().check_writable()
+
+
+def _print_calls(records: list[Any], as_json: bool) -> None:
+    import datetime
+
+    for r in records:
+        if as_json:
+            typer.echo(json.dumps(r.to_json(), ensure_ascii=False))
+            continue
+        when = datetime.datetime.fromtimestamp(r.time).strftime("%Y-%m-%d %H:%M:%S")
+        facts = []
+        if r.exit_code is not None:
+            facts.append(f"exit {r.exit_code}")
+        if r.error_kind:
+            facts.append(r.error_kind)
+        if r.duration_ms is not None:
+            facts.append(f"{r.duration_ms / 1000:.3f}s")
+        if r.result_bytes is not None:
+            facts.append(f"{r.result_bytes} bytes")
+        by = f"{r.decision} by {r.layer}" + (f" [{r.rule}]" if r.rule else "")
+        detail = f": {r.detail}" if r.detail else ""
+        typer.echo(
+            f"{when}  {r.session}#{r.turn}  {r.tool:16} {r.outcome:9} {by}"
+            f"{'  (' + ', '.join(facts) + ')' if facts else ''}{detail}"
+        )
+    if not records and not as_json:
+        typer.echo("no call records", err=True)
 
 
 def _scope_path(scope: str, project: Path) -> Path:
@@ -263,6 +332,7 @@ def _scope_path(scope: str, project: Path) -> Path:
 
 
 async def _batch(runner: Any, default_mode: str | None) -> None:
+    from codingcode.config import MAX_JSON_DEPTH
     from codingcode.modes import PERMISSION_MODES
 
     out = sys.stdout
@@ -270,7 +340,12 @@ async def _batch(runner: Any, default_mode: str | None) -> None:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            try:
+                item = json.loads(line)
+            except RecursionError:
+                raise ValueError(
+                    f"the line is nested too deeply to read (keep it under {MAX_JSON_DEPTH} levels)"
+                ) from None
             if not isinstance(item, dict) or not isinstance(item.get("tool"), str):
                 raise ValueError(
                     'each line must be an object with "tool", "args" and optionally "mode"'

@@ -149,13 +149,19 @@ def list_command(
             return rows
 
     rows = anyio.run(collect)
+    # Exit 1 when a server failed (skipped ones, e.g. untrusted, are not failures).
+    failed = any(row["state"] == "failed" for row in rows)
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
+        if failed:
+            raise typer.Exit(1)
         return
     for row in rows:
         where = f"{row['transport']}, {row['scope']} scope, {Path(row['source']).name}"
         state = row["state"]
-        detail = f": {row['error']}" if row["error"] else ""
+        # The reason on the server's own line, whatever the server's message looked like.
+        reason = " ".join(str(row["error"]).split()) if row["error"] else ""
+        detail = f": {reason}" if reason else ""
         server = f" — {row['server']}" if row["server"] else ""
         typer.echo(f"{row['name']} ({where}) {state}{detail}{server}")
         typer.echo(f"  {row['target']}")
@@ -167,6 +173,8 @@ def list_command(
             width = max(len(t["name"]) for t in tools)
             for t in tools:
                 typer.echo(f"    {t['name'].ljust(width)}  {t['short_description']}")
+    if failed:
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

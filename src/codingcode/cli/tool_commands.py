@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from codingcode.config import MAX_JSON_DEPTH
 from codingcode.modes import PERMISSION_MODES
 
 #: Shared by every command that acts on a project.
@@ -37,6 +38,8 @@ def parse_args_json(text: str) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         fail(f"ARGS_JSON is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).")
+    except RecursionError:
+        fail(f"ARGS_JSON is nested too deeply to read (keep it under {MAX_JSON_DEPTH} levels).")
     if not isinstance(value, dict):
         fail(
             f'ARGS_JSON must be a JSON object such as \'{{"path": "README.md"}}\', got {type(value).__name__}.'
@@ -96,6 +99,9 @@ def register(app: typer.Typer) -> None:
             from codingcode.mcp.client import open_project_mcp
 
             async with open_project_mcp(root, runner.service) as mcp:
+                missing = mcp.unavailable(name)  # its server never started: say why, once
+                if missing is not None:
+                    raise missing
                 for line in mcp.notes():
                     typer.echo(line, err=True)
                 return await runner.run(name, args)

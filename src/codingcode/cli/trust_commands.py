@@ -52,6 +52,8 @@ def register(app: typer.Typer) -> None:
 
         root = project_dir(project)
         store = TrustStore()
+        if not show:
+            store.check_writable()  # before anything is shown as if it would be recorded
         if revoke:
             existed = store.revoke(root)
             typer.echo(f"Trust of {root} revoked." if existed else f"{root} was not trusted.")

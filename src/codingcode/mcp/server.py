@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import contextvars
 import hmac
-import ipaddress
 import json
 import secrets
+import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,7 @@ import mcp_types as types
 
 from codingcode import __version__
 from codingcode.errors import AgentError, InvalidArgumentsError
+from codingcode.mcp.http_safety import READ_TIMEOUT_S, is_loopback, rebinding_guard
 from codingcode.runner import ToolRunner
 from codingcode.tools.definition import SessionState, ToolDefinition
 from codingcode.tools.resolver import (
@@ -44,6 +46,10 @@ from codingcode.tools.resolver import (
 from codingcode.tools.service import ToolService
 
 TOKEN_ENV = "CODINGCODE_MCP_TOKEN"
+#: An HTTP session idle this long is closed (by the SDK) and its state freed (by us).
+SESSION_IDLE_S = 30 * 60.0
+#: At most this many HTTP sessions at once (the SDK refuses more; we keep no more state).
+MAX_SESSIONS = 1000
 SERVER_NAME = "codingcode"
 
 #: The MCP request being handled, for the elicitation confirmer (which runs deep inside
@@ -192,8 +198,26 @@ class McpToolServer:
     interactive: ToolRunner
     #: Runs calls when it cannot (ask -> deny with how to allow it).
     headless: ToolRunner
-    #: Per-client session state (the todo list), by MCP session id ("stdio" for stdio).
+    #: Per-client session state (the todo list), by MCP session id ("stdio" for stdio);
+    #: freed when the session ends (DELETE) or idles out (:data:`SESSION_IDLE_S`).
     states: MutableMapping[str, SessionState] = field(default_factory=dict)
+    _last_used: OrderedDict[str, float] = field(default_factory=OrderedDict)
+
+    def session_state(self, key: str) -> SessionState:
+        """The state of session ``key``, after forgetting sessions idle too long."""
+        now = time.monotonic()
+        while self._last_used:
+            oldest, used = next(iter(self._last_used.items()))
+            if now - used < SESSION_IDLE_S and len(self._last_used) < MAX_SESSIONS:
+                break
+            self.end_session(oldest)
+        self._last_used[key] = now
+        self._last_used.move_to_end(key)
+        return self.states.setdefault(key, SessionState())
+
+    def end_session(self, key: str) -> None:
+        self.states.pop(key, None)
+        self._last_used.pop(key, None)
 
     def list_tools(self) -> list[types.Tool]:
         return [mcp_tool(d) for d in self.resolver.tools()]
@@ -206,7 +230,7 @@ class McpToolServer:
             raise InvalidArgumentsError(f"Arguments for {name} must be a JSON object.")
         runner = self.interactive if client_can_elicit(request_ctx) else self.headless
         key = _session_key(request_ctx)
-        state = self.states.setdefault(key, SessionState())
+        state = self.session_state(key)
         ctx = runner.context(session_id=f"mcp-{key}", state=state)
         token = _current_request.set(request_ctx)
         try:
@@ -282,18 +306,15 @@ def build_tool_server(
 async def serve_stdio(server: McpToolServer) -> None:
     from mcp.server.stdio import stdio_server
 
+    from codingcode.mcp.http_safety import quiet_logging
+
+    restore_logging = quiet_logging()  # a bad line from the client: one line, no traceback
     low = server.lowlevel_server()
-    async with stdio_server() as (read, write):
-        await low.run(read, write, low.create_initialization_options())
-
-
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", "localhost."):
-        return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
+        async with stdio_server() as (read, write):
+            await low.run(read, write, low.create_initialization_options())
+    finally:
+        restore_logging()
 
 
 def parse_host_port(value: str) -> tuple[str, int]:
@@ -336,10 +357,59 @@ def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
     return guarded
 
 
-def http_app(server: McpToolServer, host: str, token: str | None) -> ASGIApp:
+def session_end_watch(app: ASGIApp, server: McpToolServer) -> ASGIApp:
+    """Frees a session's state when its client ends it (``DELETE`` with its session id)."""
+
+    async def watched(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") != "http" or scope.get("method") != "DELETE":
+            await app(scope, receive, send)
+            return
+        sid = dict(scope.get("headers") or []).get(b"mcp-session-id")
+        status: list[int] = []
+
+        async def record(message: dict[str, Any]) -> None:
+            if message.get("type") == "http.response.start":
+                status.append(int(message.get("status", 500)))
+            await send(message)
+
+        await app(scope, receive, record)
+        if sid and status and status[0] < 400:
+            server.end_session(sid.decode("latin-1")[:64])
+
+    return watched
+
+
+def http_app(server: McpToolServer, host: str, token: str | None, port: int = 0) -> ASGIApp:
+    """The ASGI app: the SDK's, then the session-end watch, the bearer token if any, and,
+    bound to loopback (any form, or a name resolving only to it), the Host/Origin check."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
     low = server.lowlevel_server()
-    app: ASGIApp = low.streamable_http_app(host=host)
-    return bearer_guard(app, token) if token else app
+    loopback = is_loopback(host)
+    app: ASGIApp = low.streamable_http_app(
+        host=host,
+        session_idle_timeout=SESSION_IDLE_S,
+        max_sessions=MAX_SESSIONS,
+        # Our own guard below knows every loopback form; the SDK's knows three strings.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    app = session_end_watch(app, server)
+    if token:
+        app = bearer_guard(app, token)
+    if loopback:
+        name = None if _is_ip(host) else host
+        app = rebinding_guard(app, port, name)
+    return app
+
+
+def _is_ip(host: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return True
 
 
 def resolve_token(host: str, token: str | None) -> tuple[str | None, bool]:
@@ -358,8 +428,13 @@ async def serve_http(
     token: str | None,
     *,
     announce: Callable[[str], None] | None = None,
+    read_timeout_s: float = READ_TIMEOUT_S,
+    max_connections: int | None = None,
 ) -> None:
     """Serve until cancelled; ``announce`` hears the URL once the socket is bound.
+
+    Connections are capped and must deliver each request within ``read_timeout_s`` (see
+    :mod:`codingcode.mcp.http_safety`); logs are one line each, rate-limited.
 
     We bind the socket ourselves so the URL is known (port 0 picks a free one) before any
     client is told where to connect.
@@ -367,6 +442,14 @@ async def serve_http(
     import socket
 
     import uvicorn
+
+    from codingcode.mcp.http_safety import (
+        ACCEPT_BATCH,
+        KEEP_ALIVE_S,
+        MAX_HEAD_BYTES,
+        guarded_protocol,
+        quiet_logging,
+    )
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -376,11 +459,25 @@ async def serve_http(
     except OSError as exc:
         sock.close()
         raise InvalidArgumentsError(f"Cannot listen on {host}:{port}: {exc.strerror}.") from None
-    sock.listen(128)
+    sock.listen(ACCEPT_BATCH)
     sock.setblocking(False)
     bound = sock.getsockname()[1]
-    app = http_app(server, host, token)
-    config = uvicorn.Config(app, host=host, port=bound, log_level="warning", lifespan="on")
+    app = http_app(server, host, token, bound)
+    restore_logging = quiet_logging()
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=bound,
+        log_level="warning",
+        log_config=None,  # our one-line, rate-limited handler (quiet_logging), no tracebacks
+        lifespan="on",
+        http=guarded_protocol(read_timeout_s, max_connections),
+        timeout_keep_alive=int(KEEP_ALIVE_S),
+        h11_max_incomplete_event_size=MAX_HEAD_BYTES,
+        # asyncio accepts up to this many connections per wake-up before any is looked
+        # at: kept small so a flood cannot take every descriptor before the cap applies.
+        backlog=ACCEPT_BATCH,
+    )
     if announce is not None:
         shown = f"[{host}]" if ":" in host else host
         announce(f"codingcode MCP server on http://{shown}:{bound}/mcp")
@@ -388,3 +485,4 @@ async def serve_http(
         await uvicorn.Server(config).serve(sockets=[sock])
     finally:
         sock.close()
+        restore_logging()

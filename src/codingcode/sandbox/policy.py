@@ -111,10 +111,15 @@ def parse_file(file: SettingsFile) -> list[SandboxEntry]:
             entries.append(SandboxEntry(name, value, file.scope, file.path, file.trusted))
     for name in ("writable_roots", "masked_paths", "keep_env"):
         for value in getattr(parsed, name):
+            what = "name" if name == "keep_env" else "path"
             if not value.strip():
-                what = "name" if name == "keep_env" else "path"
                 raise SettingsError(
                     f"Settings file {file.path}: sandbox.{name} holds an empty {what}."
+                )
+            if "\0" in value:
+                raise SettingsError(
+                    f"Settings file {file.path}: sandbox.{name} holds a {what} with a NUL "
+                    f"character ({value!r}); no {what} can contain one."
                 )
             entries.append(SandboxEntry(name, value, file.scope, file.path, file.trusted))
     return entries

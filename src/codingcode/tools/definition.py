@@ -23,6 +23,11 @@ class SessionState:
     """Per-session state the state tools keep (the todo list), shared by a session's calls."""
 
     todos: list[dict[str, str]] = field(default_factory=list)
+    #: The session's background processes (``tools.builtin.background``), made on first use.
+    background: Any = None
+    #: Deferred tools the session offers now (loaded by tool_search, or made relevant, such
+    #: as command_output once a background process exists); the resolver shares this set.
+    offered: set[str] = field(default_factory=set)
 
 
 @dataclass

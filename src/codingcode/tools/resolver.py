@@ -125,6 +125,7 @@ class SessionToolResolver:
         self._eligible: dict[str, ToolDefinition] = {}
         self._index = ToolSearchIndex()
         self._index_fresh = False
+        self._pending_loaded = -1
 
     # -- the registry, filtered ------------------------------------------------------
     def _sync(self) -> None:
@@ -155,7 +156,9 @@ class SessionToolResolver:
     def deferred(self) -> list[ToolDefinition]:
         """The allowed deferred tools that are not loaded yet (what tool_search can find)."""
         self._sync()
-        if self._pending is None:
+        if self._pending is None or self._pending_loaded != len(self.loaded):
+            # ``loaded`` may grow from outside (the session state shares it).
+            self._pending_loaded = len(self.loaded)
             self._pending = [
                 d for d in self._eligible.values() if d.deferred and d.name not in self.loaded
             ]

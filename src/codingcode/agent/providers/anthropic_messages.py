@@ -9,13 +9,21 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from codingcode.agent.model import ContextLengthExceeded, ModelError
+from codingcode.agent.model import ModelError
 from codingcode.agent.providers.base import (
+    MALFORMED,
+    RETRY_STATUSES,
+    Failure,
+    ModelClientSettings,
     WireNames,
     context_limit,
     error_message,
+    http_errors,
+    http_timeout,
     is_context_overflow,
     parse_arguments,
+    retry_after_seconds,
+    stream_with_retries,
 )
 from codingcode.agent.transcript import Message, StreamEvent, TextDelta, TurnComplete, Usage
 from codingcode.tools.definition import ToolDefinition
@@ -83,12 +91,16 @@ def to_anthropic_messages(
 class AnthropicProvider:
     name = "anthropic"
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, settings: ModelClientSettings | None = None) -> None:
         import anthropic
 
         self.model = model
+        self.settings = settings or ModelClientSettings()
         try:
-            self._client = anthropic.AsyncAnthropic()
+            # Our own retries (stream_with_retries) replace the SDK's, which knew no bound.
+            self._client = anthropic.AsyncAnthropic(
+                timeout=http_timeout(anthropic, self.settings), max_retries=0
+            )
         except anthropic.AnthropicError as exc:
             raise ModelError(
                 f"Cannot set up the Anthropic client: {exc} Set ANTHROPIC_API_KEY (and "
@@ -102,7 +114,6 @@ class AnthropicProvider:
     async def stream(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncIterator[StreamEvent]:
-        anthropic = self._sdk
         names = WireNames([t.name for t in tools])
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -116,63 +127,106 @@ class AnthropicProvider:
             kwargs["tools"] = [
                 {**ToolService.anthropic_schema(t), "name": names.to_wire(t.name)} for t in tools
             ]
+        async for event in stream_with_retries(
+            lambda: self._attempt(kwargs, names), self._classify, self.settings
+        ):
+            yield event
+
+    async def _attempt(
+        self, kwargs: dict[str, Any], names: WireNames
+    ) -> AsyncIterator[StreamEvent]:
         text: list[str] = []
         # index -> [id, name, json fragments] for tool_use blocks
         blocks: dict[int, tuple[str, str, list[str]]] = {}
         stop = ""
         usage = Usage()
-        try:
-            stream = await self._client.messages.create(**kwargs)
-            async with stream:
-                async for event in stream:
-                    kind = event.type
-                    if kind == "message_start":
-                        u = event.message.usage
-                        usage.input_tokens = getattr(u, "input_tokens", 0) or 0
-                    elif kind == "content_block_start":
-                        block = event.content_block
-                        if block.type == "tool_use":
-                            blocks[event.index] = (block.id, block.name, [])
-                        elif block.type == "text" and block.text:
-                            text.append(block.text)
-                            yield TextDelta(block.text)
-                    elif kind == "content_block_delta":
-                        delta = event.delta
-                        if delta.type == "text_delta":
-                            text.append(delta.text)
-                            yield TextDelta(delta.text)
-                        elif delta.type == "input_json_delta" and event.index in blocks:
-                            blocks[event.index][2].append(delta.partial_json)
-                    elif kind == "message_delta":
-                        stop = event.delta.stop_reason or stop
-                        usage.output_tokens = getattr(event.usage, "output_tokens", 0) or 0
-        except anthropic.APIStatusError as exc:
-            if is_context_overflow(exc):
-                raise ContextLengthExceeded(
-                    f"The conversation is too long for the model: {error_message(exc)}",
-                    limit=context_limit(exc),
-                ) from None
-            raise ModelError(
-                f"The Anthropic API refused the request (HTTP {exc.status_code}): "
-                f"{error_message(exc)}"
-            ) from None
-        except anthropic.APIConnectionError as exc:
-            raise ModelError(
-                f"Cannot reach the Anthropic API at {self._client.base_url}: {exc}. Check "
-                "ANTHROPIC_BASE_URL and your network."
-            ) from None
-        except anthropic.AnthropicError as exc:
-            raise ModelError(f"The Anthropic request failed: {exc}") from None
-        except TypeError as exc:
-            # The SDK raises TypeError when it finds no credentials at request time.
-            if "authentication" not in str(exc):
-                raise
-            raise ModelError(
-                "No Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or an "
-                "Anthropic profile), and ANTHROPIC_BASE_URL for another endpoint."
-            ) from None
+        stream = await self._client.messages.create(**kwargs)
+        async with stream:
+            async for event in stream:
+                kind = event.type
+                if kind == "message_start":
+                    u = event.message.usage
+                    usage.input_tokens = getattr(u, "input_tokens", 0) or 0
+                elif kind == "content_block_start":
+                    block = event.content_block
+                    if block.type == "tool_use":
+                        blocks[event.index] = (block.id, block.name, [])
+                    elif block.type == "text" and block.text:
+                        text.append(block.text)
+                        yield TextDelta(block.text)
+                elif kind == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        text.append(delta.text)
+                        yield TextDelta(delta.text)
+                    elif delta.type == "input_json_delta" and event.index in blocks:
+                        blocks[event.index][2].append(delta.partial_json)
+                elif kind == "message_delta":
+                    stop = event.delta.stop_reason or stop
+                    usage.output_tokens = getattr(event.usage, "output_tokens", 0) or 0
         calls = [
             parse_arguments(call_id, names.from_wire(name), "".join(parts))
             for _, (call_id, name, parts) in sorted(blocks.items())
         ]
         yield TurnComplete(Message("assistant", "".join(text), calls), stop, usage)
+
+    def _classify(self, exc: Exception) -> Failure | None:
+        timeouts, transport = http_errors()
+        anthropic = self._sdk
+        where = self._client.base_url
+        if isinstance(exc, anthropic.APIStatusError):
+            status = exc.status_code
+            body = getattr(exc, "body", None)
+            error = body.get("error") if isinstance(body, dict) else None
+            kind = error.get("type") if isinstance(error, dict) else None
+            if is_context_overflow(exc):
+                return Failure(
+                    f"The conversation is too long for the model: {error_message(exc)}",
+                    overflow=True,
+                    context_limit=context_limit(exc),
+                )
+            return Failure(
+                f"The Anthropic API refused the request (HTTP {status}"
+                f"{', ' + str(kind) if kind else ''}): {error_message(exc)}",
+                retryable=status in RETRY_STATUSES
+                or status >= 500
+                or (status < 400 and kind in _RETRY_KINDS),  # an error event mid-stream
+                retry_after=retry_after_seconds(getattr(exc.response, "headers", None)),
+            )
+        if isinstance(exc, (anthropic.APITimeoutError, *timeouts)):
+            return Failure(
+                f"The Anthropic API at {where} did not answer in time (connect "
+                f"{self.settings.connect_timeout_s:g}s, read {self.settings.read_timeout_s:g}s: "
+                "model_client.connect_timeout_s / read_timeout_s in settings).",
+                retryable=True,
+            )
+        if isinstance(exc, anthropic.APIConnectionError):
+            return Failure(
+                f"Cannot reach the Anthropic API at {where}: {exc}. Check ANTHROPIC_BASE_URL "
+                "and your network.",
+                retryable=True,
+            )
+        if isinstance(exc, transport):
+            return Failure(
+                f"The connection to the Anthropic API at {where} broke: "
+                f"{type(exc).__name__}: {exc}.",
+                retryable=True,
+            )
+        if isinstance(exc, anthropic.AnthropicError):
+            return Failure(f"The Anthropic request failed: {exc}")
+        if isinstance(exc, TypeError) and "authentication" in str(exc):
+            # The SDK raises TypeError when it finds no credentials at request time.
+            return Failure(
+                "No Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or "
+                "an Anthropic profile), and ANTHROPIC_BASE_URL for another endpoint."
+            )
+        if isinstance(exc, MALFORMED):
+            return Failure(
+                f"The Anthropic API at {where} sent a malformed stream event "
+                f"({type(exc).__name__}: {str(exc)[:200]}); the answer was dropped."
+            )
+        return None
+
+
+#: Error types in a stream's ``error`` event (HTTP 200 already sent) worth another try.
+_RETRY_KINDS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})

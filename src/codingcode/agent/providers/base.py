@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import re
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from pathlib import Path
 from typing import Any, Protocol
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codingcode.agent.transcript import Message, StreamEvent, ToolCall
 from codingcode.tools.definition import ToolDefinition
@@ -129,3 +137,176 @@ class WireNames:
 
     def from_wire(self, wire: str) -> str:
         return self._from_wire.get(wire, wire)
+
+
+# -- timeouts and retries ---------------------------------------------------------------
+class ModelClientSettings(BaseModel):
+    """The ``model_client`` section of the settings: how long to wait for the model
+    endpoint and how to retry it (both providers)."""
+
+    model_config = ConfigDict(extra="forbid")
+    #: Seconds to open the connection.
+    connect_timeout_s: float = Field(default=10.0, gt=0, le=600)
+    #: Seconds without a byte from the endpoint (before the answer starts or between two
+    #: chunks of the stream) before the request is given up.
+    read_timeout_s: float = Field(default=300.0, gt=0, le=3600)
+    #: Retries of a request that failed before any of the answer arrived: HTTP 408, 409,
+    #: 429, 5xx (529 overloaded included), an overloaded error event, a broken connection
+    #: or a timeout.
+    max_retries: int = Field(default=4, ge=0, le=20)
+    #: The longest wait before a retry; a Retry-After asking for more fails at once.
+    max_retry_wait_s: float = Field(default=60.0, ge=0, le=3600)
+
+
+#: Statuses worth another try (besides every 5xx: 500-504, 529 overloaded, ...).
+RETRY_STATUSES = frozenset({408, 409, 429})
+#: First backoff (seconds); doubled each retry, with jitter, up to ``max_retry_wait_s``.
+INITIAL_BACKOFF_S = 1.0
+
+
+def load_client_settings(project: Path | None = None) -> ModelClientSettings:
+    """The merged ``model_client`` settings (the user's file; the project's too when given)."""
+    from codingcode.config import SettingsError, load_settings, merge_values, user_config_dir
+
+    merged: dict[str, Any] = {}
+    if project is not None:
+        sources = [(str(f.path), v) for f, v in load_settings(project).sources("model_client")]
+    else:
+        path = user_config_dir() / "settings.json"
+        sources = []
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        if isinstance(data, dict) and "model_client" in data:
+            sources.append((str(path), data["model_client"]))
+    for where, value in sources:
+        try:
+            ModelClientSettings.model_validate(value)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"model_client.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                for e in exc.errors(include_url=False)
+            )
+            raise SettingsError(f"Settings file {where}: {problems}.") from None
+        merged = merge_values(merged, value)
+    return ModelClientSettings.model_validate(merged)
+
+
+def http_timeout(sdk: Any, settings: ModelClientSettings) -> Any:
+    """The SDK's own Timeout class (the SDKs may use httpx or its fork httpx2)."""
+    return sdk.Timeout(
+        settings.read_timeout_s,
+        connect=settings.connect_timeout_s,
+        write=settings.read_timeout_s,
+        pool=settings.connect_timeout_s,
+    )
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What went wrong with one attempt, as the provider judged it."""
+
+    message: str
+    retryable: bool = False
+    #: Seconds the endpoint asked us to wait (Retry-After), when it did.
+    retry_after: float | None = None
+    #: The request is longer than the model's context window (the loop compacts and asks
+    #: again: ContextLengthExceeded), and the window the refusal named, if any.
+    overflow: bool = False
+    context_limit: int | None = None
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date), when present."""
+    if headers is None:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return max(0.0, float(ms) / 1000)
+        value = headers.get("retry-after")
+    except (AttributeError, TypeError, ValueError):
+        return None
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def http_errors() -> tuple[tuple[type[Exception], ...], tuple[type[Exception], ...]]:
+    """(timeouts, transport errors) of httpx and of httpx2, whichever the SDKs stream with:
+    these can escape the SDKs unwrapped while a stream is being read."""
+    timeouts: list[type[Exception]] = []
+    transport: list[type[Exception]] = []
+    for name in ("httpx", "httpx2"):
+        try:
+            module = __import__(name)
+        except ImportError:
+            continue
+        timeouts.append(module.TimeoutException)
+        transport.append(module.TransportError)
+    return tuple(timeouts), tuple(transport)
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+#: Exceptions a malformed stream chunk turns into inside the SDKs (bad JSON, a missing or
+#: mistyped field); they are reported as such, never as a traceback.
+MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError)
+
+
+async def stream_with_retries(
+    attempt: Callable[[], AsyncIterator[StreamEvent]],
+    classify: Callable[[Exception], Failure | None],
+    settings: ModelClientSettings,
+) -> AsyncIterator[StreamEvent]:
+    """Run ``attempt`` and retry it, with backoff, while it fails retryably before it has
+    yielded anything; every other failure becomes one ModelError line."""
+    from codingcode.agent.model import ModelError
+
+    retries = 0
+    while True:
+        yielded = False
+        try:
+            async for event in attempt():
+                yielded = True
+                yield event
+            return
+        except Exception as exc:
+            failure = classify(exc)
+            if failure is None:
+                raise
+        if failure.overflow:
+            from codingcode.agent.model import ContextLengthExceeded
+
+            raise ContextLengthExceeded(one_line(failure.message), limit=failure.context_limit)
+        done = f" (gave up after {retries + 1} attempts)" if retries else ""
+        if not failure.retryable or yielded or retries >= settings.max_retries:
+            raise ModelError(one_line(failure.message + done))
+        if failure.retry_after is not None:
+            wait = failure.retry_after
+            if wait > settings.max_retry_wait_s:
+                raise ModelError(
+                    one_line(
+                        f"{failure.message} The endpoint asks to retry after {wait:g}s, longer "
+                        f"than model_client.max_retry_wait_s ({settings.max_retry_wait_s:g}s); "
+                        "try again later."
+                    )
+                )
+        else:
+            wait = min(
+                settings.max_retry_wait_s,
+                INITIAL_BACKOFF_S * 2**retries * random.uniform(0.75, 1.25),
+            )
+        retries += 1
+        await anyio.sleep(wait)

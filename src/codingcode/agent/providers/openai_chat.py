@@ -12,13 +12,21 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from codingcode.agent.model import ContextLengthExceeded, ModelError
+from codingcode.agent.model import ModelError
 from codingcode.agent.providers.base import (
+    MALFORMED,
+    RETRY_STATUSES,
+    Failure,
+    ModelClientSettings,
     WireNames,
     context_limit,
     error_message,
+    http_errors,
+    http_timeout,
     is_context_overflow,
     parse_arguments,
+    retry_after_seconds,
+    stream_with_retries,
 )
 from codingcode.agent.transcript import Message, StreamEvent, TextDelta, TurnComplete, Usage
 from codingcode.tools.definition import ToolDefinition
@@ -68,17 +76,21 @@ class _PartialCall:
 class OpenAIChatProvider:
     name = "openai"
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, settings: ModelClientSettings | None = None) -> None:
         import openai
 
         self.model = model
+        self.settings = settings or ModelClientSettings()
         if not os.environ.get("OPENAI_API_KEY"):
             raise ModelError(
                 "OPENAI_API_KEY is not set. Set it to your key (for a local server that needs "
                 "none, such as Ollama or llama.cpp, any value works: OPENAI_API_KEY=none), and "
                 "OPENAI_BASE_URL to the endpoint if it is not api.openai.com."
             )
-        self._client = openai.AsyncOpenAI()
+        # Our own retries (stream_with_retries) replace the SDK's, which knew no bound.
+        self._client = openai.AsyncOpenAI(
+            timeout=http_timeout(openai, self.settings), max_retries=0
+        )
         self._errors = openai
 
     async def aclose(self) -> None:
@@ -98,7 +110,6 @@ class OpenAIChatProvider:
     async def stream(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolDefinition]
     ) -> AsyncIterator[StreamEvent]:
-        openai = self._errors
         names = WireNames([t.name for t in tools])
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -110,65 +121,99 @@ class OpenAIChatProvider:
             kwargs["tools"] = [
                 _with_name(ToolService.openai_schema(t), names.to_wire(t.name)) for t in tools
             ]
+        async for event in stream_with_retries(
+            lambda: self._attempt(kwargs, names), self._classify, self.settings
+        ):
+            yield event
+
+    async def _attempt(
+        self, kwargs: dict[str, Any], names: WireNames
+    ) -> AsyncIterator[StreamEvent]:
         text: list[str] = []
         calls: list[_PartialCall] = []
         #: the stream's tool-call index -> position in ``calls``
         slots: dict[int, int] = {}
         finish = ""
         usage = Usage()
-        try:
-            stream = await self._create(kwargs)
-            async with stream:
-                async for chunk in stream:
-                    if chunk.usage is not None:
-                        usage = Usage(
-                            chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
-                        )
-                    for choice in chunk.choices:
-                        delta = choice.delta
-                        if delta.content:
-                            text.append(delta.content)
-                            yield TextDelta(delta.content)
-                        for tc in delta.tool_calls or []:
-                            pos = slots.get(tc.index)
-                            # Some compatible servers send every call whole, all at index 0:
-                            # a new id at a known index is a new call.
-                            if pos is None or (tc.id and calls[pos].id and tc.id != calls[pos].id):
-                                calls.append(_PartialCall())
-                                pos = slots[tc.index] = len(calls) - 1
-                            partial = calls[pos]
-                            if tc.id:
-                                partial.id = tc.id
-                            if tc.function is not None:
-                                if tc.function.name and not partial.name:
-                                    partial.name = tc.function.name
-                                if tc.function.arguments:
-                                    partial.arguments.append(tc.function.arguments)
-                        if choice.finish_reason:
-                            finish = choice.finish_reason
-        except openai.APIStatusError as exc:
-            if is_context_overflow(exc):
-                raise ContextLengthExceeded(
-                    f"The conversation is too long for the model: {error_message(exc)}",
-                    limit=context_limit(exc),
-                ) from None
-            raise ModelError(
-                f"The model endpoint refused the request (HTTP {exc.status_code}): "
-                f"{error_message(exc)}"
-            ) from None
-        except openai.APIConnectionError as exc:
-            raise ModelError(
-                f"Cannot reach the model endpoint {self._client.base_url}: {exc}. Check "
-                "OPENAI_BASE_URL and that the server is running."
-            ) from None
-        except openai.OpenAIError as exc:
-            raise ModelError(f"The model request failed: {exc}") from None
+        stream = await self._create(kwargs)
+        async with stream:
+            async for chunk in stream:
+                if chunk.usage is not None:
+                    usage = Usage(
+                        chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
+                    )
+                for choice in chunk.choices:
+                    delta = choice.delta
+                    if delta.content:
+                        text.append(delta.content)
+                        yield TextDelta(delta.content)
+                    for tc in delta.tool_calls or []:
+                        pos = slots.get(tc.index)
+                        # Some compatible servers send every call whole, all at index 0:
+                        # a new id at a known index is a new call.
+                        if pos is None or (tc.id and calls[pos].id and tc.id != calls[pos].id):
+                            calls.append(_PartialCall())
+                            pos = slots[tc.index] = len(calls) - 1
+                        partial = calls[pos]
+                        if tc.id:
+                            partial.id = tc.id
+                        if tc.function is not None:
+                            if tc.function.name and not partial.name:
+                                partial.name = tc.function.name
+                            if tc.function.arguments:
+                                partial.arguments.append(tc.function.arguments)
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
         tool_calls = [
             parse_arguments(p.id or f"call_{i}", names.from_wire(p.name), "".join(p.arguments))
             for i, p in enumerate(calls)
         ]
         message = Message("assistant", "".join(text), tool_calls)
         yield TurnComplete(message, finish, usage)
+
+    def _classify(self, exc: Exception) -> Failure | None:
+        timeouts, transport = http_errors()
+        openai = self._errors
+        where = self._client.base_url
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            if is_context_overflow(exc):
+                return Failure(
+                    f"The conversation is too long for the model: {error_message(exc)}",
+                    overflow=True,
+                    context_limit=context_limit(exc),
+                )
+            return Failure(
+                f"The model endpoint refused the request (HTTP {status}): {error_message(exc)}",
+                retryable=status in RETRY_STATUSES or status >= 500,
+                retry_after=retry_after_seconds(getattr(exc.response, "headers", None)),
+            )
+        if isinstance(exc, (openai.APITimeoutError, *timeouts)):
+            return Failure(
+                f"The model endpoint {where} did not answer in time (connect "
+                f"{self.settings.connect_timeout_s:g}s, read {self.settings.read_timeout_s:g}s: "
+                "model_client.connect_timeout_s / read_timeout_s in settings).",
+                retryable=True,
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            return Failure(
+                f"Cannot reach the model endpoint {where}: {exc}. Check OPENAI_BASE_URL and "
+                "that the server is running.",
+                retryable=True,
+            )
+        if isinstance(exc, transport):
+            return Failure(
+                f"The connection to the model endpoint {where} broke: {type(exc).__name__}: {exc}.",
+                retryable=True,
+            )
+        if isinstance(exc, openai.OpenAIError):
+            return Failure(f"The model request failed: {exc}")
+        if isinstance(exc, MALFORMED):
+            return Failure(
+                f"The model endpoint {where} sent a malformed stream chunk "
+                f"({type(exc).__name__}: {str(exc)[:200]}); the answer was dropped."
+            )
+        return None
 
 
 def _with_name(schema: dict[str, Any], name: str) -> dict[str, Any]:

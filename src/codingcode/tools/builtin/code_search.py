@@ -1,26 +1,41 @@
 """Search tools on ripgrep: search_code and search_files (SPEC T4, T5).
 
 Both stream rg's output and kill it as soon as they have what they need, so a search
-that hits ``max_results`` early never walks the whole tree.
+that hits ``max_results`` early never walks the whole tree. A search has a time limit
+(``code_search.timeout_s`` in settings, default 30 s): at the limit rg is killed and the
+matches found so far are returned with a note saying they are partial. rg runs in its own
+process group, killed on timeout, cancellation and early stop, and (through ``setpriv
+--pdeathsig``) dies with this process even when it is killed outright. An rg that dies for
+any other reason is a failure, never "No matches".
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal as signal_module
 import subprocess
 import sys
 import sysconfig
-from collections.abc import AsyncGenerator
-from contextlib import aclosing
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from codingcode.errors import InvalidArgumentsError, NotFoundError, ToolFailureError
-from codingcode.process import kill_process_group
+from codingcode.cancel import CancelSignal
+from codingcode.config import SettingsError, load_settings, merge_values
+from codingcode.errors import (
+    CancelledError,
+    InvalidArgumentsError,
+    NotFoundError,
+    ToolFailureError,
+    ToolTimeoutError,
+)
+from codingcode.process import CappedBuffer, kill_process_group
 from codingcode.tools.builtin.fs import display_path
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
@@ -62,48 +77,181 @@ def glob_filter(glob: str) -> list[str]:
     return [] if glob.strip() in _MATCH_ALL else ["--glob", glob]
 
 
-class _RgFailed(Exception):
-    def __init__(self, stderr: str) -> None:
-        self.stderr = stderr
+#: How long one search may run (seconds) unless the settings say otherwise.
+DEFAULT_TIMEOUT_S = 30.0
 
 
-async def _rg_lines(argv: list[str], cwd: Path) -> AsyncGenerator[bytes, None]:
-    """Yield rg's output lines; closing the generator early kills rg at once."""
-    proc = await anyio.open_process(
-        argv,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    finished = False
+class CodeSearchSettings(BaseModel):
+    """The ``code_search`` section of the settings (search_code and search_files)."""
+
+    model_config = ConfigDict(extra="forbid")
+    timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=3600)
+
+
+def load_search_settings(project: Path) -> CodeSearchSettings:
+    merged: dict[str, Any] = {}
+    for f, value in load_settings(project).sources("code_search"):
+        try:
+            CodeSearchSettings.model_validate(value)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"code_search.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                for e in exc.errors(include_url=False)
+            )
+            raise SettingsError(f"Settings file {f.path}: {problems}.") from None
+        merged = merge_values(merged, value)
+    return CodeSearchSettings.model_validate(merged)
+
+
+@cache
+def _pdeathsig_prefix() -> tuple[str, ...]:
+    """``setpriv --pdeathsig KILL`` where util-linux has it: rg then dies with our process
+    even when we are killed outright (SIGTERM, SIGKILL) and cannot clean up."""
+    if not sys.platform.startswith("linux"):
+        return ()
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        return ()
     try:
-        pending = b""
-        async for chunk in proc.stdout:
-            pending += chunk
-            *complete, pending = pending.split(b"\n")
-            for line in complete:
-                yield line
-        if pending:
-            yield pending
-        finished = True
+        probe = subprocess.run(
+            [setpriv, "--pdeathsig", "KILL", "--", "true"], capture_output=True, timeout=5
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return (setpriv, "--pdeathsig", "KILL", "--") if probe.returncode == 0 else ()
+
+
+@dataclass
+class RgOutcome:
+    """How a run of rg ended."""
+
+    #: The consumer had what it needed and rg was stopped (early stop at max_results).
+    stopped: bool = False
+    timed_out: bool = False
+    cancelled: bool = False
+    returncode: int | None = None
+    stderr: str = ""
+
+    @property
+    def killed_by_others(self) -> int | None:
+        """The signal that killed rg when we did not (None otherwise)."""
+        rc = self.returncode
+        if rc is not None and rc < 0 and not (self.stopped or self.timed_out or self.cancelled):
+            return -rc
+        return None
+
+
+async def run_rg(
+    argv: list[str],
+    cwd: Path,
+    on_line: Callable[[bytes], bool],
+    *,
+    timeout_s: float,
+    signal: CancelSignal | None = None,
+) -> RgOutcome:
+    """Run rg, handing each output line to ``on_line`` (True: enough, stop rg).
+
+    rg leads its own process group and, where setpriv is available, dies with this process;
+    the group is killed when the consumer stops, at ``timeout_s``, on ``signal``, on task
+    cancellation, and on any error, and the process is reaped before this returns.
+    """
+    outcome = RgOutcome()
+    err = CappedBuffer(8_000)
+    with anyio.CancelScope(shield=True):
+        proc = await anyio.open_process(
+            [*_pdeathsig_prefix(), *argv],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    assert proc.stdout is not None and proc.stderr is not None
+    stdout, stderr = proc.stdout, proc.stderr
+    err_done = anyio.Event()
+    try:
+        async with anyio.create_task_group() as tg:
+
+            async def read_out() -> None:
+                pending = b""
+                async for chunk in stdout:
+                    pending += chunk
+                    *complete, pending = pending.split(b"\n")
+                    for line in complete:
+                        if on_line(line):
+                            outcome.stopped = True
+                            tg.cancel_scope.cancel()
+                            return
+                if pending and on_line(pending):
+                    outcome.stopped = True
+                await proc.wait()
+                with anyio.move_on_after(1):
+                    await err_done.wait()
+                tg.cancel_scope.cancel()
+
+            async def read_err() -> None:
+                async for chunk in stderr:
+                    err.feed(chunk)
+                err_done.set()
+
+            async def deadline() -> None:
+                await anyio.sleep(timeout_s)
+                outcome.timed_out = True
+                tg.cancel_scope.cancel()
+
+            async def watch(sig: CancelSignal) -> None:
+                await sig.wait()
+                outcome.cancelled = True
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(read_out)
+            tg.start_soon(read_err)
+            tg.start_soon(deadline)
+            if signal is not None:
+                tg.start_soon(watch, signal)
     finally:
-        if not finished:
+        if proc.returncode is None:
             kill_process_group(proc.pid)
-        with anyio.CancelScope(shield=True):
-            err = await _read_all(proc.stderr) if finished else b""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             await proc.aclose()
-    if proc.returncode == 2 and err:
-        raise _RgFailed(err.decode("utf-8", errors="replace"))
+    outcome.returncode = proc.returncode
+    outcome.stderr = err.text()
+    return outcome
 
 
-async def _read_all(stream: anyio.abc.ByteReceiveStream) -> bytes:
-    data = b""
-    async for chunk in stream:
-        data += chunk
-    return data
+def _check_outcome(outcome: RgOutcome, tool: str) -> None:
+    """Raise for a run that failed: cancelled, killed by someone else, or a bad exit."""
+    if outcome.cancelled:
+        raise CancelledError(f"{tool} was cancelled.")
+    signum = outcome.killed_by_others
+    if signum is not None:
+        name = _signal_name(signum)
+        raise ToolFailureError(
+            f"ripgrep was killed by {name} before it finished (out of memory, or stopped "
+            "from outside); the results are incomplete, so none are shown. Narrow the "
+            "pattern or the files searched and try again."
+        )
+    rc = outcome.returncode
+    if rc is not None and rc not in (0, 1, 2) and not (outcome.stopped or outcome.timed_out):
+        raise ToolFailureError(
+            f"ripgrep failed (exit code {rc}): {_first_lines(outcome.stderr) or 'no message'}"
+        )
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal_module.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+
+
+def _timeout_note(outcome: RgOutcome, timeout_s: float) -> str:
+    return (
+        f"\n[search stopped after {timeout_s:g}s (the time limit, code_search.timeout_s in "
+        "settings): these results are partial — narrow the pattern, glob or path]"
+        if outcome.timed_out
+        else ""
+    )
 
 
 # -- search_code -------------------------------------------------------------------------
@@ -140,36 +288,43 @@ async def search_code(args: SearchCodeArgs, ctx: ToolExecCtx) -> str:
         "--",
         ".",
     ]
+    settings = load_search_settings(ctx.project_path)
     results: list[str] = []
-    stopped = False
-    try:
-        async with aclosing(_rg_lines(argv, ctx.project_path)) as lines:
-            async for line in lines:
-                path, _, rest = line.partition(b"\0")
-                number, _, text = rest.partition(b":")
-                results.append(
-                    f"{_rel(path)}:{number.decode()}: "
-                    f"{text.decode('utf-8', errors='replace').rstrip()}"
-                )
-                if len(results) >= args.max_results:
-                    stopped = True
-                    break
-    except _RgFailed as exc:
-        if "regex" in exc.stderr.lower():
+
+    def on_line(line: bytes) -> bool:
+        path, _, rest = line.partition(b"\0")
+        number, _, text = rest.partition(b":")
+        results.append(
+            f"{_rel(path)}:{number.decode()}: {text.decode('utf-8', errors='replace').rstrip()}"
+        )
+        return len(results) >= args.max_results
+
+    outcome = await run_rg(
+        argv, ctx.project_path, on_line, timeout_s=settings.timeout_s, signal=ctx.signal
+    )
+    _check_outcome(outcome, "search_code")
+    if outcome.returncode == 2 and outcome.stderr.strip() and not results:
+        if "regex" in outcome.stderr.lower():
             raise InvalidArgumentsError(
-                f"Invalid regex {args.pattern!r}: {_first_lines(exc.stderr)}"
-            ) from None
-        raise ToolFailureError(f"ripgrep failed: {_first_lines(exc.stderr)}") from None
+                f"Invalid regex {args.pattern!r}: {_first_lines(outcome.stderr)}"
+            )
+        raise ToolFailureError(f"ripgrep failed: {_first_lines(outcome.stderr)}")
     if not results:
+        if outcome.timed_out:
+            raise ToolTimeoutError(
+                f"search_code found no match for {args.pattern!r} in the {settings.timeout_s:g}s "
+                "it may run (code_search.timeout_s in settings) and was stopped; the search "
+                "was not complete. Narrow the pattern or the glob."
+            )
         return f"No matches for {args.pattern!r} in files matching {args.glob!r}."
-    if stopped:
+    if outcome.stopped:
         note = (
             f"\n[stopped at max_results={args.max_results}; there may be more matches — "
             "narrow the pattern or glob]"
         )
     else:
         results.sort(key=_sort_key)
-        note = ""
+        note = _timeout_note(outcome, settings.timeout_s)
     return f"{len(results)} matches:\n" + "\n".join(results) + note
 
 
@@ -218,25 +373,36 @@ async def search_files(args: SearchFilesArgs, ctx: ToolExecCtx) -> str:
         "--",
         ".",
     ]
+    settings = load_search_settings(ctx.project_path)
     files: list[str] = []
     cut = False
-    try:
-        async with aclosing(_rg_lines(argv, root)) as lines:
-            async for line in lines:
-                if len(files) == args.max_results:
-                    cut = True
-                    break
-                rel = _rel(line)
-                files.append(rel if shown == "." else f"{shown.rstrip('/')}/{rel}")
-    except _RgFailed as exc:
-        raise InvalidArgumentsError(f"search_files failed: {_first_lines(exc.stderr)}") from None
+
+    def on_line(line: bytes) -> bool:
+        nonlocal cut
+        if len(files) == args.max_results:
+            cut = True
+            return True
+        rel = _rel(line)
+        files.append(rel if shown == "." else f"{shown.rstrip('/')}/{rel}")
+        return False
+
+    outcome = await run_rg(argv, root, on_line, timeout_s=settings.timeout_s, signal=ctx.signal)
+    _check_outcome(outcome, "search_files")
+    if outcome.returncode == 2 and outcome.stderr.strip() and not files:
+        raise InvalidArgumentsError(f"search_files failed: {_first_lines(outcome.stderr)}")
     if not files:
+        if outcome.timed_out:
+            raise ToolTimeoutError(
+                f"search_files found no file matching {args.pattern!r} under {shown} in the "
+                f"{settings.timeout_s:g}s it may run (code_search.timeout_s in settings) and "
+                "was stopped; the listing was not complete. Narrow the path."
+            )
         return f"No files match {args.pattern!r} under {shown}."
     files.sort()
     note = (
         f"\n[results cut at max_results={args.max_results}; narrow the pattern to see others]"
         if cut
-        else ""
+        else _timeout_note(outcome, settings.timeout_s)
     )
     return f"{len(files)} files:\n" + "\n".join(files) + note
 

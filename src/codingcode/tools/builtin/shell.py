@@ -28,6 +28,12 @@ class ExecuteCommandArgs(BaseModel):
         le=TIMEOUT_MAX_MS,
         description=f"Time limit in milliseconds (default {TIMEOUT_DEFAULT_MS}, at most {TIMEOUT_MAX_MS}).",
     )
+    run_in_background: bool = Field(
+        default=False,
+        description="Start it and return at once with an id (for servers, watchers, long "
+        "builds); read its output with command_output, stop it with command_kill. "
+        "timeout_ms does not apply; it ends with the session.",
+    )
 
 
 def format_result(result: CommandResult) -> str:
@@ -54,6 +60,10 @@ async def execute_command(args: ExecuteCommandArgs, ctx: ToolExecCtx) -> str:
     cwd = ctx.resolve_path(args.cwd)
     if not cwd.is_dir():
         raise InvalidArgumentsError(f"cwd {display_path(cwd, ctx)} is not an existing directory.")
+    if args.run_in_background:
+        from codingcode.tools.builtin.background import start_in_background
+
+        return await start_in_background(args.command, cwd, ctx)
     result = await run_command(
         ["bash", "-c", args.command],
         cwd=cwd,

@@ -1,0 +1,373 @@
+"""One configured MCP server: its connection, its state, its tools, and calls to them.
+
+One *owner task* per connection enters the SDK ``Client`` and leaves it (entering and
+leaving a session from different tasks is what breaks anyio's cancel scopes); calls are
+made from the callers' own tasks, which the SDK supports, so a caller's cancellation or
+timeout cancels exactly its request and the SDK sends ``notifications/cancelled``.
+
+* We speak the handshake protocol (``initialize``, 2025-11-25 and older), which every server
+  we tested accepts, and walk ``tools/list`` pagination (at most :data:`MAX_PAGES` pages).
+* ``notifications/tools/list_changed`` re-lists every page and re-registers the tools.
+* A server that exits, or never starts, makes its tools fail with a message saying so (with
+  its last stderr lines); the next use starts it again. The session survives either way.
+* What a stdio server writes on stdout that is not JSON-RPC is reported once per server, in
+  one line (the ``codingcode.mcp`` logger, a warning), and otherwise ignored.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, Any
+
+import anyio
+import mcp_types as types
+
+from codingcode import __version__
+from codingcode.errors import (
+    AgentError,
+    CancelledError,
+    ToolFailureError,
+    ToolTimeoutError,
+)
+from codingcode.mcp.config import DEFER_THRESHOLD, McpServerConfig
+from codingcode.mcp.results import render_result
+from codingcode.mcp.tool_import import tool_definition
+from codingcode.mcp.transports import WatchedTransport, open_transport
+from codingcode.process import Launcher
+from codingcode.tools.definition import ToolDefinition, ToolExecCtx
+
+#: Pages of tools/list we follow before deciding a server's cursor never ends.
+MAX_PAGES = 100
+_STDERR_TAIL_LINES = 8
+logger = logging.getLogger("codingcode.mcp")
+
+
+class ServerState(StrEnum):
+    STOPPED = "stopped"
+    STARTING = "starting"
+    READY = "ready"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The one real error inside nested single-member exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
+
+
+@dataclass
+class _Attempt:
+    """One run of a server: from start to exit."""
+
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    ended: anyio.Event = field(default_factory=anyio.Event)
+    stop: anyio.Event = field(default_factory=anyio.Event)
+    refresh: anyio.Event = field(default_factory=anyio.Event)
+    client: Any = None
+    error: str | None = None
+    scope: anyio.CancelScope | None = None
+
+
+ToolsChanged = Callable[["ServerConnection"], None]
+
+
+class ServerConnection:
+    """One configured MCP server: its state, its tools, and calls to them."""
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        *,
+        project: Path,
+        task_group: anyio.abc.TaskGroup,
+        on_tools_changed: ToolsChanged | None = None,
+        launcher: Callable[[], Launcher] | None = None,
+    ) -> None:
+        self.config = config
+        self.launcher = launcher
+        self.project = project
+        self.state = ServerState.STOPPED
+        self.error: str | None = None
+        self.tools: list[types.Tool] = []
+        self.server_info: str = ""
+        self.restarts = 0
+        #: How many list_changed notifications led to a re-list.
+        self.refreshes = 0
+        self._tg = task_group
+        self._on_tools_changed = on_tools_changed
+        self._attempt: _Attempt | None = None
+        self._start_lock = anyio.Lock()
+        #: The first thing on its stdout that was not JSON-RPC (reported once), if any.
+        self.noise: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def timeout(self) -> float:
+        return self.config.entry.timeout_ms / 1000
+
+    def _noticed(self, what: str) -> None:
+        """A stdio server wrote something on stdout that is not JSON-RPC: one line, once."""
+        if self.noise is None:
+            self.noise = what
+            logger.warning("MCP server %r wrote %s", self.name, what)
+
+    def skip(self, reason: str) -> None:
+        self.state = ServerState.SKIPPED
+        self.error = reason
+
+    # -- lifecycle ------------------------------------------------------------------
+    async def ensure_started(self) -> _Attempt:
+        """The running attempt, starting (or restarting) the server if needed."""
+        if self.state is ServerState.SKIPPED:
+            raise ToolFailureError(f"MCP server {self.name!r} is {self.error}.")
+        async with self._start_lock:
+            attempt = self._attempt
+            if attempt is None or attempt.ended.is_set():
+                if attempt is not None:
+                    self.restarts += 1
+                attempt = _Attempt()
+                self._attempt = attempt
+                self.state = ServerState.STARTING
+                self._tg.start_soon(self._own, attempt)
+            await attempt.ready.wait()
+        if attempt.error is not None or attempt.client is None:
+            raise ToolFailureError(
+                f"MCP server {self.name!r} is not available: {attempt.error or 'it stopped'}. "
+                "It will be started again on the next call."
+            )
+        return attempt
+
+    async def stop(self) -> None:
+        attempt = self._attempt
+        if attempt is not None and not attempt.ended.is_set():
+            attempt.stop.set()
+            if not attempt.ready.is_set() and attempt.scope is not None:
+                attempt.scope.cancel()  # still starting: do not wait for its start-up timeout
+            await attempt.ended.wait()
+
+    async def _own(self, attempt: _Attempt) -> None:
+        """The owner task: enters and leaves the SDK session, nothing else touches it."""
+        from mcp.client.client import Client
+
+        # The server's stderr: kept private (never mixed into our output) and quoted on failure.
+        with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
+            await self._own_with_log(attempt, Client, errlog)
+
+    async def _own_with_log(self, attempt: _Attempt, Client: Any, errlog: IO[str]) -> None:
+        eof = anyio.Event()
+        startup = self.config.entry.startup_timeout_ms / 1000
+        try:
+            with anyio.CancelScope() as scope:
+                attempt.scope = scope
+                async with anyio.create_task_group() as tg:
+
+                    async def watchdog() -> None:
+                        with anyio.move_on_after(startup):
+                            await attempt.ready.wait()
+                            return
+                        attempt.error = f"it did not answer within {startup:g} s of starting"
+                        scope.cancel()
+
+                    tg.start_soon(watchdog)
+                    transport = WatchedTransport(
+                        open_transport(
+                            self.config, self.project, errlog, self.launcher, self._noticed
+                        ),
+                        eof,
+                    )
+                    client = Client(
+                        transport,
+                        mode="legacy",
+                        cache=None,
+                        # Timeouts are ours: start-up by the watchdog, calls per call.
+                        read_timeout_seconds=None,
+                        message_handler=self._message_handler(attempt),
+                        client_info=types.Implementation(name="codingcode", version=__version__),
+                    )
+                    async with client:
+                        tools = await self._list_tools(client)
+                        info = client.server_info
+                        self.server_info = f"{info.name} {info.version}" if info else ""
+                        self._set_tools(tools)
+                        attempt.client = client
+                        self.state = ServerState.READY
+                        self.error = None
+                        attempt.ready.set()
+                        tg.start_soon(self._refresher, attempt, client)
+                        async with anyio.create_task_group() as wait:
+
+                            async def until(event: anyio.Event) -> None:
+                                await event.wait()
+                                wait.cancel_scope.cancel()
+
+                            wait.start_soon(until, eof)
+                            wait.start_soon(until, attempt.stop)
+                        if eof.is_set() and not attempt.stop.is_set():
+                            attempt.error = "the server exited" + self._stderr_tail(errlog)
+                        tg.cancel_scope.cancel()
+        except Exception as exc:  # start-up failures, and a transport that broke later
+            if attempt.ready.is_set():
+                inner = _innermost(exc)
+                attempt.error = f"the connection failed: {type(inner).__name__}: {inner}"
+            else:
+                attempt.error = self._describe_failure(exc)
+            attempt.error += self._stderr_tail(errlog)
+        finally:
+            attempt.client = None
+            if attempt.error is not None:
+                self.state = ServerState.FAILED
+                self.error = attempt.error
+            elif self.state is not ServerState.SKIPPED:
+                self.state = ServerState.STOPPED
+            attempt.ready.set()
+            attempt.ended.set()
+
+    def _describe_failure(self, exc: BaseException) -> str:
+        exc = _innermost(exc)
+        if isinstance(exc, FileNotFoundError):
+            return f"could not start {exc.filename or self.config.describe()!r}: command not found"
+        if isinstance(exc, OSError):
+            return f"could not start: {exc.strerror or exc}"
+        from mcp import MCPError
+
+        if isinstance(exc, MCPError):
+            return f"the server answered the handshake with an error: {exc}"
+        return f"it failed to start: {type(exc).__name__}: {exc}"
+
+    @staticmethod
+    def _stderr_tail(errlog: IO[str]) -> str:
+        try:
+            errlog.flush()
+            errlog.seek(0)
+            lines = [ln for ln in errlog.read()[-4000:].splitlines() if ln.strip()]
+        except (OSError, ValueError):
+            return ""
+        if not lines:
+            return ""
+        return " (its stderr ends: " + " | ".join(lines[-_STDERR_TAIL_LINES:]) + ")"
+
+    def _message_handler(self, attempt: _Attempt) -> Any:
+        async def handle(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                attempt.refresh.set()
+            await anyio.lowlevel.checkpoint()
+
+        return handle
+
+    async def _refresher(self, attempt: _Attempt, client: Any) -> None:
+        """Re-list the tools after each list_changed (requests never run in the handler)."""
+        while True:
+            await attempt.refresh.wait()
+            attempt.refresh = anyio.Event()
+            try:
+                with anyio.fail_after(self.timeout):
+                    tools = await self._list_tools(client)
+            except Exception:  # keep the old list; the next notification tries again
+                continue
+            self.refreshes += 1
+            self._set_tools(tools)
+
+    async def _list_tools(self, client: Any) -> list[types.Tool]:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        return tools
+
+    def _set_tools(self, tools: list[types.Tool]) -> None:
+        self.tools = tools
+        if self._on_tools_changed is not None:
+            self._on_tools_changed(self)
+
+    # -- calls ----------------------------------------------------------------------------
+    async def call_tool(
+        self, tool: str, arguments: dict[str, Any], ctx: ToolExecCtx | None = None
+    ) -> str:
+        """Call one tool; text for the model, or an AgentError for every expected failure."""
+        full = f"{self.name}:{tool}"
+        signal = ctx.signal if ctx is not None else None
+        outcome: str | AgentError | None = None
+        cancelled = False
+        with anyio.move_on_after(self.timeout):
+            async with anyio.create_task_group() as tg:
+                if signal is not None:
+
+                    async def watch() -> None:
+                        nonlocal cancelled
+                        await signal.wait()
+                        cancelled = True
+                        tg.cancel_scope.cancel()
+
+                    tg.start_soon(watch)
+                try:
+                    outcome = await self._call_once(full, tool, arguments)
+                except AgentError as exc:  # kept out of the task group's exception group
+                    outcome = exc
+                finally:
+                    tg.cancel_scope.cancel()
+        if cancelled:
+            raise CancelledError(f"{full} was cancelled; the server was told to stop.")
+        if outcome is None:
+            raise ToolTimeoutError(
+                f"{full} did not answer within {self.timeout:g} s; the request was cancelled "
+                f"(raise timeout_ms in the {self.name!r} server entry to wait longer)."
+            )
+        if isinstance(outcome, AgentError):
+            raise outcome
+        return outcome
+
+    async def _call_once(self, full: str, tool: str, arguments: dict[str, Any]) -> str:
+        from pydantic import ValidationError
+
+        from mcp import MCPError
+
+        attempt = await self.ensure_started()
+        try:
+            result = await attempt.client.call_tool(tool, arguments)
+        except MCPError as exc:
+            if exc.code == types.CONNECTION_CLOSED:
+                with anyio.move_on_after(2):  # let the owner record why (stderr tail)
+                    await attempt.ended.wait()
+                why = attempt.error or "the connection closed"
+                raise ToolFailureError(
+                    f"{full} failed: MCP server {self.name!r} stopped during the call "
+                    f"({why}). It will be started again on the next call."
+                ) from None
+            said = " ".join(str(exc).split())  # one line, whatever the SDK's message holds
+            raise ToolFailureError(f"{full} failed: the server answered: {said[:1000]}") from None
+        except ValidationError as exc:
+            raise ToolFailureError(
+                f"{full} failed: the server's result does not match the tool's output schema: "
+                f"{exc.errors(include_url=False)[:3]}"
+            ) from None
+        return render_result(full, result)
+
+    def tool_definitions(self) -> list[ToolDefinition]:
+        entry = self.config.entry
+        deferred = (
+            entry.deferred if entry.deferred is not None else len(self.tools) > DEFER_THRESHOLD
+        )
+        return [self._definition(t, deferred) for t in self.tools]
+
+    def _definition(self, tool: types.Tool, deferred: bool) -> ToolDefinition:
+        return tool_definition(
+            self.name,
+            tool,
+            deferred=deferred,
+            trusted=self.config.entry.trusted,
+            call=self.call_tool,
+        )

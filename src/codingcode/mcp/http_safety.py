@@ -1,0 +1,301 @@
+"""What keeps ``codingcode mcp --http`` standing: loopback checks, limits, quiet logs.
+
+* :func:`is_loopback` knows every loopback form — 127.0.0.0/8, ``::1`` however written
+  (``0:0:0:0:0:0:0:1``), IPv4-mapped ``::ffff:127.x.y.z``, ``localhost`` — and names,
+  which count as loopback only if every address they resolve to is.
+* :func:`rebinding_guard` refuses a request whose ``Host`` is not a loopback form (or the
+  name the server was bound to) with the bound port, or whose ``Origin`` is present and
+  not such an address: a web page that rebinds its own name to 127.0.0.1 is refused.
+* :func:`guarded_protocol` is uvicorn's h11 protocol with a read deadline (a request must
+  arrive whole within :data:`READ_TIMEOUT_S` of the connection opening or of the previous
+  answer) and a connection cap kept well under the descriptor limit; at the cap the
+  oldest connection waiting for a request is closed to make room, or, if none waits, the
+  new one is refused with a 503.
+* :func:`quiet_logging`: one line per log record (never a traceback), at most
+  :data:`LOG_BURST` lines per :data:`LOG_WINDOW_S` seconds, then a count of those left out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import socket
+import sys
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
+
+#: Seconds a connection may take to deliver a whole request (headers and body).
+READ_TIMEOUT_S = 10.0
+#: Seconds an idle keep-alive connection is kept after an answer (uvicorn's setting).
+KEEP_ALIVE_S = 5.0
+#: Upper bound on open connections (lowered to fit the process's descriptor limit).
+MAX_CONNECTIONS = 256
+#: Connections accepted per wake-up of the event loop (and the listen backlog).
+ACCEPT_BATCH = 64
+#: Largest request head (request line and headers) h11 buffers, in bytes.
+MAX_HEAD_BYTES = 16 * 1024
+LOG_BURST = 5
+LOG_WINDOW_S = 10.0
+
+_LOCALHOST = ("localhost", "localhost.")
+
+
+def _loopback_ip(text: str) -> bool | None:
+    """True/False for an IP literal (any loopback form), None if ``text`` is not one."""
+    try:
+        ip = ipaddress.ip_address(text.strip("[]"))
+    except ValueError:
+        return None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped.is_loopback
+    return ip.is_loopback
+
+
+def is_loopback(host: str, *, resolve: bool = True) -> bool:
+    """Whether ``host`` means this machine only: a loopback literal, localhost, or a name
+    whose every address is loopback (``resolve=False`` treats other names as not)."""
+    literal = _loopback_ip(host)
+    if literal is not None:
+        return literal
+    if host.lower() in _LOCALHOST:
+        return True
+    if not resolve or not host:
+        return False
+    try:
+        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):
+        return False
+    addresses = {str(info[4][0]) for info in infos}
+    return bool(addresses) and all(_loopback_ip(a) for a in addresses)
+
+
+def _split_host_port(value: str) -> tuple[str, int | None] | None:
+    """``host[:port]`` of a Host header (``[v6]:port`` too); None if malformed."""
+    value = value.strip()
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return None
+        host, rest = value[1:end], value[end + 1 :]
+        if not rest:
+            return host, None
+        if not rest.startswith(":") or not rest[1:].isdigit():
+            return None
+        return host, int(rest[1:])
+    host, sep, port = value.rpartition(":")
+    if not sep:
+        return value, None
+    if not port.isdigit() or ":" in host:
+        return None
+    return host, int(port)
+
+
+def _local_name(host: str, bound_name: str | None) -> bool:
+    if _loopback_ip(host):
+        return True
+    lowered = host.lower()
+    return lowered in _LOCALHOST or (bound_name is not None and lowered == bound_name.lower())
+
+
+def host_allowed(header: str, port: int, bound_name: str | None = None) -> bool:
+    parts = _split_host_port(header)
+    if parts is None:
+        return False
+    host, given = parts
+    return _local_name(host, bound_name) and (given or 80) == port
+
+
+def origin_allowed(origin: str, port: int, bound_name: str | None = None) -> bool:
+    try:
+        url = urlsplit(origin)
+        given = url.port
+    except ValueError:
+        return False
+    if url.scheme not in ("http", "https") or not url.hostname:
+        return False
+    default = 443 if url.scheme == "https" else 80
+    return _local_name(url.hostname, bound_name) and (given or default) == port
+
+
+def rebinding_guard(app: ASGIApp, port: int, bound_name: str | None = None) -> ASGIApp:
+    """An ASGI wrapper refusing requests not addressed to this machine's loopback."""
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            headers = dict(scope.get("headers") or [])
+            host = headers.get(b"host", b"").decode("latin-1")
+            origin = headers.get(b"origin")
+            if not host_allowed(host, port, bound_name):
+                await _refuse(send, 421, "the Host header does not name this loopback server")
+                return
+            if origin is not None and not origin_allowed(
+                origin.decode("latin-1"), port, bound_name
+            ):
+                await _refuse(send, 403, "the Origin is not this loopback server")
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+async def _refuse(send: Any, status: int, message: str) -> None:
+    body = f'{{"error": "refused", "message": "{message}"}}'.encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json"), (b"connection", b"close")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def connection_cap() -> int:
+    """:data:`MAX_CONNECTIONS`, or less so that half the descriptor limit stays free."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return MAX_CONNECTIONS
+    if soft == resource.RLIM_INFINITY:
+        return MAX_CONNECTIONS
+    return max(8, min(MAX_CONNECTIONS, (soft - 2 * ACCEPT_BATCH) // 2))
+
+
+_REFUSED = (
+    b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\nconnection: close\r\n"
+    b"content-length: 33\r\n\r\ntoo many connections; try again.\n"
+)
+
+
+def guarded_protocol(
+    read_timeout_s: float = READ_TIMEOUT_S, max_connections: int | None = None
+) -> type[Any]:
+    """uvicorn's h11 protocol with a read deadline and a connection cap (one server's)."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    cap = max_connections if max_connections is not None else connection_cap()
+    #: Connections waiting for a request, oldest first: the ones closed to make room.
+    waiting: OrderedDict[Any, None] = OrderedDict()
+
+    class GuardedH11Protocol(H11Protocol):
+        _deadline: asyncio.TimerHandle | None = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(read_timeout_s, self._expire)
+            waiting[self] = None
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+            waiting.pop(self, None)
+
+        def _expire(self) -> None:
+            self._deadline = None
+            waiting.pop(self, None)
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            if len(self.connections) > cap:
+                victim = next(iter(waiting), None)
+                if victim is None:  # everyone is being served: refuse the newcomer
+                    self.connections.discard(self)
+                    transport.write(_REFUSED)
+                    transport.close()
+                    return
+                victim._expire()
+            self._arm()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state not in (h11.IDLE, h11.SEND_BODY):
+                self._disarm()  # the request is in (or the connection is done)
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return GuardedH11Protocol
+
+
+class OneLineHandler(logging.Handler):
+    """Each record as one line (an exception as its type and message), rate-limited."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        super().__init__(logging.WARNING)
+        self.stream = stream
+        self._window = 0.0
+        self._count = 0
+        self._dropped = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            now = time.monotonic()
+            if now - self._window >= LOG_WINDOW_S:
+                if self._dropped:
+                    self._write(f"[{self._dropped} more log lines left out]")
+                self._window, self._count, self._dropped = now, 0, 0
+            self._count += 1
+            if self._count > LOG_BURST:
+                self._dropped += 1
+                return
+            text = record.getMessage()
+            if record.exc_info and record.exc_info[1] is not None:
+                exc = record.exc_info[1]
+                text += f": {type(exc).__name__}: {exc}"
+            self._write(f"codingcode MCP: {' '.join(text.split())[:300]}")
+        except Exception:  # logging must never take the server down
+            return
+
+    def _write(self, line: str) -> None:
+        stream = self.stream or sys.stderr
+        stream.write(line + "\n")
+        stream.flush()
+
+
+_QUIET_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "asyncio", "mcp", "starlette")
+
+
+def quiet_logging(
+    stream: TextIO | None = None, names: tuple[str, ...] = _QUIET_LOGGERS
+) -> Callable[[], None]:
+    """Route the libraries' logs (``names``) through one rate-limited one-line handler;
+    returns the function that puts the loggers back as they were."""
+    handler = OneLineHandler(stream)
+    saved: list[tuple[logging.Logger, list[logging.Handler], bool, int]] = []
+    for name in names:
+        log = logging.getLogger(name)
+        saved.append((log, list(log.handlers), log.propagate, log.level))
+        for old in list(log.handlers):
+            log.removeHandler(old)
+        log.addHandler(handler)
+        log.propagate = False
+        if log.level == logging.NOTSET or log.level < logging.WARNING:
+            log.setLevel(logging.WARNING)
+
+    def restore() -> None:
+        for log, handlers, propagate, level in saved:
+            log.removeHandler(handler)
+            for h in handlers:
+                log.addHandler(h)
+            log.propagate = propagate
+            log.setLevel(level)
+
+    return restore

@@ -1,0 +1,168 @@
+"""Loopback in every form, the Host/Origin check, and the one-line log handler."""
+
+from __future__ import annotations
+
+import io
+import logging
+import socket
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from codingcode.mcp import http_safety
+from codingcode.mcp.http_safety import (
+    LOG_BURST,
+    OneLineHandler,
+    host_allowed,
+    is_loopback,
+    origin_allowed,
+    rebinding_guard,
+)
+from codingcode.mcp.server import resolve_token
+
+LOOPBACK = [
+    "127.0.0.1",
+    "127.0.0.2",
+    "127.255.255.254",
+    "::1",
+    "0:0:0:0:0:0:0:1",
+    "[0:0:0:0:0:0:0:1]",
+    "::ffff:127.0.0.1",
+    "::ffff:7f00:1",
+    "localhost",
+    "LOCALHOST.",
+]
+NOT_LOOPBACK = ["0.0.0.0", "::", "::ffff:10.0.0.1", "192.168.1.2", "10.0.0.1", "fe80::1"]
+
+
+@pytest.mark.parametrize("host", LOOPBACK)
+def test_every_loopback_form(host: str) -> None:
+    assert is_loopback(host)
+
+
+@pytest.mark.parametrize("host", NOT_LOOPBACK)
+def test_not_loopback(host: str) -> None:
+    assert not is_loopback(host)
+
+
+def test_names_are_loopback_only_if_every_address_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    answers = {
+        "dev.test": ["127.0.1.1"],
+        "dual.test": ["127.0.0.1", "192.0.2.7"],
+        "v6.test": ["::1", "::ffff:127.0.0.1"],
+    }
+
+    def fake(host: str, *a: Any, **k: Any) -> list[Any]:
+        if host not in answers:
+            raise socket.gaierror("no such name")
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, 0)) for a in answers[host]]
+
+    monkeypatch.setattr(http_safety.socket, "getaddrinfo", fake)
+    assert is_loopback("dev.test") and is_loopback("v6.test")
+    assert not is_loopback("dual.test")  # one public address: it is reachable from outside
+    assert not is_loopback("nowhere.test")
+    assert resolve_token("dual.test", None)[1]  # so it needs a token (one is made up)
+    assert resolve_token("dev.test", None) == (None, False)
+
+
+def test_host_header_forms() -> None:
+    port = 8765
+    for host in ["127.0.0.1", "127.0.0.2", "localhost", "LocalHost."]:
+        assert host_allowed(f"{host}:{port}", port)
+    for host in ["[::1]", "[0:0:0:0:0:0:0:1]", "[::ffff:127.0.0.1]"]:
+        assert host_allowed(f"{host}:{port}", port)
+    assert host_allowed("myname:8765", port, "myname")
+    refused = [
+        "evil.example:8765",  # DNS rebinding: the attacker's name
+        "127.0.0.1:8766",  # another port
+        "127.0.0.1",  # port 80
+        "127.0.0.1.evil.example:8765",
+        "localhost.evil.example:8765",
+        "[::ffff:10.0.0.1]:8765",
+        "0.0.0.0:8765",
+        "2130706433:8765",  # a number some resolvers read as 127.0.0.1
+        "[::1:8765",
+        "",
+        "::1:8765",
+    ]
+    for header in refused:
+        assert not host_allowed(header, port), header
+    assert not host_allowed("myname:8765", port)  # a name is only the bound one
+
+
+def test_origin_forms() -> None:
+    assert origin_allowed("http://127.0.0.1:9000", 9000)
+    assert origin_allowed("http://[::1]:9000", 9000)
+    assert origin_allowed("http://localhost:9000", 9000)
+    for origin in [
+        "http://evil.example:9000",
+        "null",
+        "http://127.0.0.1:9001",
+        "file://",
+        "http://127.0.0.1.evil.example:9000",
+        "http://[::1",
+    ]:
+        assert not origin_allowed(origin, 9000), origin
+
+
+@given(st.from_regex(r"[a-z][a-z0-9-]{0,20}(\.[a-z]{2,5}){1,2}", fullmatch=True))
+def test_no_public_looking_name_passes(name: str) -> None:
+    if name.rstrip(".").lower() == "localhost":
+        return
+    assert not host_allowed(f"{name}:8000", 8000)
+    assert not origin_allowed(f"http://{name}:8000", 8000)
+
+
+@pytest.mark.anyio
+async def test_rebinding_guard_answers_421_and_403() -> None:
+    calls: list[str] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        calls.append(scope["path"])
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    guarded = rebinding_guard(app, 7000)
+
+    def scope(*headers: tuple[bytes, bytes]) -> dict[str, Any]:
+        return {"type": "http", "path": "/mcp", "headers": list(headers)}
+
+    await guarded(scope((b"host", b"evil.example:7000")), None, send)
+    await guarded(
+        scope((b"host", b"127.0.0.1:7000"), (b"origin", b"http://evil.example:7000")), None, send
+    )
+    await guarded(scope(), None, send)  # no Host at all
+    assert calls == []
+    assert [m["status"] for m in sent if "status" in m] == [421, 403, 421]
+    await guarded(
+        scope((b"host", b"[::1]:7000"), (b"origin", b"http://localhost:7000")), None, send
+    )
+    assert calls == ["/mcp"]
+
+
+def test_one_line_handler_no_traceback_and_rate_limited() -> None:
+    out = io.StringIO()
+    log = logging.getLogger("codingcode.test.oneline")
+    log.propagate = False
+    handler = OneLineHandler(out)
+    log.addHandler(handler)
+    try:
+        for i in range(200):
+            try:
+                raise OSError(24, "Too many open files")
+            except OSError:
+                log.exception("accept failed\nsecond line %d", i)
+    finally:
+        log.removeHandler(handler)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == LOG_BURST
+    assert all("Traceback" not in ln for ln in lines)
+    assert (
+        lines[0]
+        == "codingcode MCP: accept failed second line 0: OSError: [Errno 24] Too many open files"
+    )
