@@ -128,3 +128,34 @@ def test_trust_command_shows_records_and_revokes(project: Path, tmp_path: Path) 
     assert "(trusted)" in run_cli(["trust", "--show"], cwd=project, env=env).stdout
     assert "revoked" in run_cli(["trust", "--revoke"], cwd=project, env=env).stdout
     assert "(not trusted)" in run_cli(["trust", "--show"], cwd=project, env=env).stdout
+
+
+def test_unwritable_store_is_one_clear_error_and_changes_nothing(
+    project: Path, tmp_path: Path
+) -> None:
+    from codingcode.trust import TrustStoreError
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the state dir should be")
+    store = TrustStore(blocker / "trust.json")
+    with pytest.raises(TrustStoreError, match="cannot write the trust records"):
+        store.check_writable()
+    with pytest.raises(TrustStoreError, match="nothing was changed"):
+        store.trust(project)
+    with pytest.raises(TrustStoreError):
+        store.revoke(project)
+    # After codingcode wrote a settings file, a failed refresh says what that means.
+    settings = write(project, ".codingcode/settings.local.json", {"permissions": {}})
+    with pytest.raises(TrustStoreError, match="was written, but its trust record was not"):
+        store.refresh_file(project, settings, was_trusted=True)
+    assert blocker.read_text() == "a file where the state dir should be"
+
+
+def test_deep_trust_file_trusts_nothing(project: Path, isolated_state: Path) -> None:
+    write(project, ".mcp.json", {"mcpServers": {"s": {"command": "true"}}})
+    isolated_state.mkdir()
+    (isolated_state / "trust.json").write_text("[" * 5000 + "]" * 5000)
+    store = TrustStore()
+    assert not store.project_trusted(project)
+    store.trust(project)
+    assert store.project_trusted(project)

@@ -17,9 +17,13 @@ from typing import Any
 
 @dataclass(frozen=True)
 class CapabilitySet:
-    #: Masked paths this call may read (read-only), because the approval named and allowed them.
+    #: Paths the approved call named for reading. The sandbox shows those of them it masks
+    #: (read-only); a path it does not mask gains nothing, a named parent of a mask exposes
+    #: nothing (``codingcode.approval.capabilities`` computes the set, literally named paths
+    #: only; ``codingcode.sandbox.backends.call_view`` applies it).
     read_paths: frozenset[Path] = frozenset()
-    #: Paths this call may write beyond the sandbox's writable roots (masked ones included).
+    #: Paths the approved call named for writing: a masked one is shown writable. The
+    #: sandbox does not widen its writable roots for other paths.
     write_paths: frozenset[Path] = frozenset()
     #: ``None``: the sandbox settings decide; ``False``: no network for this call.
     network: bool | None = None

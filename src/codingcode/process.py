@@ -17,12 +17,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 import anyio
 from anyio.abc import ByteReceiveStream
 
 from codingcode.cancel import CancelSignal
+from codingcode.capabilities import CapabilitySet
 
 #: Bytes kept per stream: the first half and the last half of this budget.
 OUTPUT_CAP_BYTES = 32_000
@@ -43,6 +44,9 @@ class LaunchPlan:
     #: Called once the process tree is gone (whatever ended it); returns a note to add to
     #: the output, or "". The sandbox uses it to undo what it could not forbid up front.
     finish: Callable[[], str] | None = None
+    #: What the sandbox masked for this command: (path, what masked it and how to allow
+    #: it). The tool uses it to explain a failure that a mask caused.
+    masked: tuple[tuple[str, str], ...] = ()
 
     def run_finish(self) -> str:
         return self.finish() if self.finish is not None else ""
@@ -57,6 +61,22 @@ class Launcher(Protocol):
     """Turns a command into what actually runs (the sandbox implements this)."""
 
     def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan: ...
+
+
+class CapabilityLauncher(Protocol):
+    """A launcher that builds each call's view from the capabilities its approval granted
+    (the sandbox). It sets ``accepts_capabilities = True``; ``run_command`` then passes them."""
+
+    accepts_capabilities: bool
+
+    def plan(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        capabilities: CapabilitySet | None = None,
+    ) -> LaunchPlan: ...
 
 
 class DirectLauncher:
@@ -107,6 +127,26 @@ class CommandResult:
     cancelled: bool
     duration_s: float
     notice: str = ""
+    #: The paths the sandbox masked for this command (see ``LaunchPlan.masked``).
+    masked: tuple[tuple[str, str], ...] = ()
+
+
+def plan_launch(
+    launcher: Launcher | None,
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    capabilities: CapabilitySet | None = None,
+) -> LaunchPlan:
+    """What runs for ``argv``: the launcher's plan, built from the call's capabilities when
+    the launcher accepts them (the sandbox); any other launcher ignores them."""
+    launcher = launcher or DirectLauncher()
+    if capabilities is not None and getattr(launcher, "accepts_capabilities", False):
+        return cast(CapabilityLauncher, launcher).plan(
+            argv, cwd=cwd, env=env, capabilities=capabilities
+        )
+    return launcher.plan(argv, cwd=cwd, env=env)
 
 
 async def run_command(
@@ -118,11 +158,17 @@ async def run_command(
     cancel: CancelSignal | None = None,
     launcher: Launcher | None = None,
     output_cap: int = OUTPUT_CAP_BYTES,
+    capabilities: CapabilitySet | None = None,
 ) -> CommandResult:
-    """Run ``argv`` to completion, timeout or cancellation; never leave a process behind."""
-    plan = (launcher or DirectLauncher()).plan(
-        argv, cwd=cwd, env=dict(os.environ if env is None else env)
-    )
+    """Run ``argv`` to completion, timeout or cancellation; never leave a process behind.
+
+    ``capabilities``: what this call's approval granted; a launcher that accepts them (the
+    sandbox) builds the call's view from them, any other ignores them.
+    """
+    plan = plan_launch(
+        launcher, argv, cwd=cwd, env=dict(os.environ if env is None else env),
+        capabilities=capabilities,
+    )  # fmt: skip
     out, err = CappedBuffer(output_cap), CappedBuffer(output_cap)
     started = time.monotonic()
     try:
@@ -171,6 +217,7 @@ async def run_command(
         cancelled=cancelled,
         duration_s=time.monotonic() - started,
         notice="\n".join(filter(None, [plan.notice, after])),
+        masked=plan.masked,
     )
 
 

@@ -74,6 +74,7 @@ class ToolRunner:
         call_id: str,
     ) -> ToolCall:
         from codingcode.approval.pipeline import ToolCall
+        from codingcode.approval.roles import infer_arg_roles
 
         return ToolCall(
             tool=name,
@@ -85,7 +86,8 @@ class ToolRunner:
             # An MCP tool's read-only annotation is set only from a server the settings
             # mark trusted (codingcode.mcp.client); built-ins go by the fixed list (A2).
             read_only_hint=definition.origin.kind == "mcp" and definition.annotations.read_only,
-            arg_roles=definition.arg_roles,
+            # a tool that declares no roles (most MCP tools): inferred from its schema
+            arg_roles=definition.arg_roles or infer_arg_roles(definition.input_schema()),
             effects=definition.effects,
             origin=definition.origin,
             call_id=call_id,
@@ -112,10 +114,12 @@ class ToolRunner:
         ctx: ToolExecCtx | None = None,
         *,
         on_decision: Callable[[Decision], None] | None = None,
+        on_checkpoint: Callable[[str], None] | None = None,
     ) -> str:
         """Validate, approve, then execute one call; raises AgentError on every expected failure.
 
-        ``on_decision`` sees the pipeline's decision before the call runs (or is refused).
+        ``on_decision`` sees the pipeline's decision before the call runs (or is refused);
+        ``on_checkpoint`` the id of the checkpoint taken before it (calls that can write).
         """
         ctx = ctx or self.context()
         if ctx.launcher is None and self.launcher is not None:
@@ -123,7 +127,7 @@ class ToolRunner:
             ctx = replace(ctx, launcher=self.launcher)
         definition, model = self.service.validate(name, args)
         if self.pipeline is None:
-            return await self._execute(definition, model, ctx)
+            return await self._execute(definition, model, ctx, on_checkpoint)
         from codingcode.approval.audit import CallTracker, safe_text
 
         # Record: the call's outcome (ran, failed, cancelled, denied) joins its layer records.
@@ -143,7 +147,7 @@ class ToolRunner:
                 model = validate_arguments(definition, decision.args)
                 ctx = replace(ctx, capabilities=decision.capabilities)
                 track.started()
-                result = await self._execute(definition, model, ctx)
+                result = await self._execute(definition, model, ctx, on_checkpoint)
                 track.finished(result)
         except AgentError as exc:
             # A lone surrogate (a non-UTF-8 file name in an argument) must not break whoever
@@ -152,13 +156,21 @@ class ToolRunner:
             raise
         return safe_text(result)
 
-    async def _execute(self, definition: ToolDefinition, model: BaseModel, ctx: ToolExecCtx) -> str:
+    async def _execute(
+        self,
+        definition: ToolDefinition,
+        model: BaseModel,
+        ctx: ToolExecCtx,
+        on_checkpoint: Callable[[str], None] | None = None,
+    ) -> str:
         """Run: with a checkpoint first when the call can change the project."""
         if self.checkpoints is None:
             return await self.service.execute(definition, model, ctx)
         point = await self.checkpoints.before(
             definition, model.model_dump(mode="json"), ctx.session_id, ctx.turn_id
         )
+        if point is not None and on_checkpoint is not None:
+            on_checkpoint(point.id)
         try:
             return await self.service.execute(definition, model, ctx)
         finally:
@@ -229,9 +241,17 @@ def build_runner(
     runner.ignored_grants = ignored
     # The sandbox (issue 4): every command runs contained unless the caller brings its own.
     if launcher is None:
+        from codingcode.approval.capabilities import deny_rule_masks
+        from codingcode.approval.rules import load_policy
         from codingcode.sandbox.service import SandboxService
 
-        launcher = SandboxService.for_project(project, trust_project=trust_project_grants)
+        # The user's deny rules on paths are masks too (issue 11): the sandbox backs them.
+        rules = (policy or load_policy(project)).rules
+        launcher = SandboxService.for_project(
+            project,
+            trust_project=trust_project_grants,
+            deny_read=deny_rule_masks(rules, project),
+        )
     runner.launcher = launcher
     if checkpoints:
         from codingcode.checkpoints.recorder import recorder_for

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from codingcode.approval.audit import (
     MIGRATIONS,
@@ -17,6 +22,7 @@ from codingcode.approval.audit import (
     CallRecord,
     default_audit_path,
     reported_exit_code,
+    safe_text,
     shorten,
 )
 from codingcode.approval.pipeline import LayerResult, ToolCall
@@ -186,3 +192,49 @@ def test_reported_exit_code() -> None:
     assert reported_exit_code("notice\nExit code: -9\n(no output)") == -9
     assert reported_exit_code("Timed out\n--- stdout ---\nExit code: 4") is None
     assert reported_exit_code("x" * 50_000_000) is None
+
+
+# -- properties: any text, surrogates included, is stored and read back ------------------------
+surrogates = st.integers(0xD800, 0xDFFF).map(chr)
+#: A high surrogate then a low one, as two code points: their escapes read back as the one
+#: character they encode (JSON's rule). Such strings come only from Python code: decoding
+#: bytes with surrogateescape yields low surrogates alone, a model's JSON joins pairs.
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+texts = st.text(st.characters() | surrogates, max_size=30)
+
+
+@given(texts)
+def test_safe_text_is_valid_and_keeps_valid_text(text: str) -> None:
+    out = safe_text(text)
+    out.encode("utf-8")  # never raises
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        assert out != text
+    else:
+        assert out == text
+
+
+@given(
+    st.recursive(
+        st.none() | st.integers() | texts,
+        lambda c: st.lists(c, max_size=3) | st.dictionaries(texts, c, max_size=3),
+        max_leaves=10,
+    )
+)
+def test_json_through_safe_text_reads_back_the_same(value: Any) -> None:
+    assume(not _PAIR.search(json.dumps(value, ensure_ascii=False)))
+    assert json.loads(safe_text(json.dumps(value, ensure_ascii=False))) == value
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(texts, texts, max_size=4), texts)
+def test_any_arguments_round_trip_through_the_log(args: dict[str, str], reason: str) -> None:
+    assume(not _PAIR.search(json.dumps(args, ensure_ascii=False)))
+    with tempfile.TemporaryDirectory() as tmp:
+        log = AuditLog(Path(tmp) / "p.db")
+        log.record(ToolCall("t", args, Path(tmp)), LayerResult("L", "deny", reason), 1.0)
+        (rec,) = log.query()
+        log.close()
+    assert rec.args == {k: v for k, v in args.items()}
+    assert rec.reason == safe_text(reason)

@@ -121,7 +121,7 @@ async def test_untrusted_project_hook_does_not_run(project: Path) -> None:
         {"hooks": {"PreToolUse": [{"hooks": [{"command": f"touch {marker}"}]}]}},
     )
     runner = build_runner(project)
-    d = await runner.decide("execute_command", {"command": "ls"}, dry_run=True)
+    d = await runner.decide("execute_command", {"command": "make"}, dry_run=True)
     assert d.decision == "ask" and not marker.exists()
     assert any("hook" in g for g in runner.ignored_grants)
 

@@ -63,11 +63,12 @@ def test_allow_needs_every_command_covered(project: Path) -> None:
     # nor for a line that changes which program runs or what it loads
     for line in (
         "PATH=/tmp/evil npm test",
-        "LD_PRELOAD=./x.so npm test",
-        "env BASH_ENV=x npm test",
         "export NODE_OPTIONS=--require=./x.js; npm test",
     ):
         assert decide(rules, "execute_command", cmd(line), project)[0] == "continue", line
+    # code loaded into every program, or sourced by every shell: asked, never allowed
+    for line in ("LD_PRELOAD=./x.so npm test", "env BASH_ENV=x npm test"):
+        assert decide(rules, "execute_command", cmd(line), project)[0] == "ask", line
     assert decide(rules, "execute_command", cmd("CI=1 npm test"), project)[0] == "allow"
 
 

@@ -163,12 +163,16 @@ def test_interactive_confirmation_always_saves_a_rule(
     try:
         term.wait_prompt()
         term.send("please write the file", "Enter")
-        screen = term.wait_text("al[w]ays")
-        assert "write_file needs your approval" in screen
-        assert 'saves the rule "write_file(out.txt)"' in screen
+        screen = term.wait_text("Allow? [y/s/p/u/n/t]")
+        assert "Write out.txt  [write_file]" in screen
+        assert "+++ b/out.txt" in screen and "+hi" in screen  # the diff of the new file
+        assert "always saves: write_file(out.txt)" in screen
+        assert "p) yes, always in this project" in screen  # the answer keys, not eaten
         assert "Todo 1/2" in screen  # the todo list, rendered
         assert not (project / "out.txt").exists()
-        term.send("w", "Enter")
+        term.send("p")
+        term.wait_text("Rule to save")
+        term.send("Enter")
         term.wait_text("Wrote out.txt for you.")  # Markdown rendered: no ** left
         term.wait_prompt()
         assert (project / "out.txt").read_text() == "hi\n"
@@ -178,13 +182,13 @@ def test_interactive_confirmation_always_saves_a_rule(
         term.send("again", "Enter")
         screen = term.wait_text("Second write done.")
         term.wait_prompt()
-        assert screen.count("needs your approval") == 1  # the saved rule allowed it
+        assert screen.count("Allow? [") == 1  # the saved rule allowed it
         assert (project / "out.txt").read_text() == "again\n"
 
         term.send("think hard", "Enter")
         term.wait_text("Thinking for a long time")
         term.send("C-c")
-        term.wait_text("Cancelled. The session goes on.")
+        term.wait_text("Cancelled. The session goes on.")  # C-c interrupted the model
         term.wait_prompt()
         term.send("are you there?", "Enter")
         term.wait_text("Still here after the cancel.")

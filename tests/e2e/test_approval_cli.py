@@ -31,7 +31,7 @@ def check(
     r = cli(["check", tool, json.dumps(args), *extra], project, env)
     assert r.code == 0, r.stderr
     result: dict[str, object] = json.loads(r.stdout)
-    assert set(result) == {"decision", "layer", "reason", "rule"}
+    assert set(result) == {"decision", "layer", "reason", "rule", "capabilities"}
     return result
 
 
@@ -80,7 +80,7 @@ def test_batch_in_order(project: Path, env: dict[str, str]) -> None:
             expected.append("allow")
         else:
             lines.append(
-                {"tool": "execute_command", "args": {"command": f"ls {i}"}, "mode": "plan"}
+                {"tool": "execute_command", "args": {"command": f"touch {i}"}, "mode": "plan"}
             )
             expected.append("deny")
     stdin = "\n".join(json.dumps(x) for x in lines) + "\nnot json\n"
@@ -93,18 +93,18 @@ def test_batch_in_order(project: Path, env: dict[str, str]) -> None:
 
 
 def test_rules_add_list_remove(project: Path, env: dict[str, str]) -> None:
-    r = cli(["rules", "add", "allow", "execute_command(echo *)"], project, env)
+    r = cli(["rules", "add", "allow", "execute_command(printf *)"], project, env)
     assert r.code == 0, r.stderr
-    assert check(project, env, "execute_command", {"command": "echo hi"})["decision"] == "allow"
+    assert check(project, env, "execute_command", {"command": "printf hi"})["decision"] == "allow"
     listed = json.loads(cli(["rules", "list", "--json"], project, env).stdout)
     assert [x["id"] for x in listed[:9]] == [f"R{i}" for i in range(1, 10)]
-    assert listed[9]["rule"] == "execute_command(echo *)" and listed[9]["scope"] == "local"
+    assert listed[9]["rule"] == "execute_command(printf *)" and listed[9]["scope"] == "local"
     r = cli(["rules", "remove", "R2"], project, env)
     assert r.code == 2 and "cannot be removed" in r.stderr
     r = cli(["rules", "remove", "sudo"], project, env)
     assert r.code == 2 and "preset rule" in r.stderr
-    assert cli(["rules", "remove", "execute_command(echo *)"], project, env).code == 0
-    assert check(project, env, "execute_command", {"command": "echo hi"})["decision"] == "ask"
+    assert cli(["rules", "remove", "execute_command(printf *)"], project, env).code == 0
+    assert check(project, env, "execute_command", {"command": "printf hi"})["decision"] == "ask"
     r = cli(["rules", "add", "allow", "execute_command(echo"], project, env)
     assert r.code == 2 and "invalid rule" in r.stderr
 
@@ -112,7 +112,7 @@ def test_rules_add_list_remove(project: Path, env: dict[str, str]) -> None:
 def test_tool_goes_through_the_pipeline_and_is_audited(project: Path, env: dict[str, str]) -> None:
     r = cli(["tool", "execute_command", '{"command": "touch made"}'], project, env)
     assert r.code == 1
-    assert "codingcode rules add allow 'execute_command(touch *)'" in r.stderr
+    assert "codingcode rules add allow 'execute_command(touch made)'" in r.stderr
     assert not (project / "made").exists()
     r = cli(
         ["tool", "execute_command", '{"command": "sudo touch made"}', "--mode", "bypass"],
@@ -133,6 +133,36 @@ def test_tool_goes_through_the_pipeline_and_is_audited(project: Path, env: dict[
     ]
     r = cli(["audit", "--tool", "execute_command", "--limit", "2"], project, env)
     assert len(r.stdout.splitlines()) == 2
+
+
+def test_audit_calls_show_each_outcome(project: Path, env: dict[str, str]) -> None:
+    assert (
+        cli(["tool", "execute_command", '{"command": "exit 4"}', "-m", "bypass"], project, env).code
+        == 0
+    )
+    assert cli(["tool", "read_file", '{"path": "missing"}'], project, env).code == 1
+    assert (
+        cli(
+            ["tool", "execute_command", '{"command": "sudo id"}', "-m", "bypass"], project, env
+        ).code
+        == 1
+    )
+    r = cli(["audit", "--calls", "--json"], project, env)
+    assert r.code == 0, r.stderr
+    calls = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [(c["tool"], c["outcome"], c["exit_code"], c["error_kind"]) for c in calls] == [
+        ("execute_command", "ran", 4, None),
+        ("read_file", "failed", None, "not_found"),
+        ("execute_command", "denied", None, "denied"),
+    ]
+    r = cli(["audit", "--calls", "--outcome", "denied"], project, env)
+    assert r.code == 0 and len(r.stdout.splitlines()) == 1
+    assert "denied" in r.stdout and "[R2]" in r.stdout
+    r = cli(["audit", "--json"], project, env)
+    layers = [json.loads(line) for line in r.stdout.splitlines()]
+    assert {rec["call_id"] for rec in layers} == {c["call_id"] for c in calls}
+    r = cli(["audit", "--outcome", "ran"], project, env)
+    assert r.code == 2 and "--outcome goes with --calls" in r.stderr
 
 
 def test_invalid_settings_are_a_clear_error(project: Path, env: dict[str, str]) -> None:
@@ -159,7 +189,7 @@ def test_untrusted_project_grants_are_ignored_and_reported(
             }
         )
     )
-    r = cli(["check", "execute_command", '{"command": "ls"}'], project, env)
+    r = cli(["check", "execute_command", '{"command": "make"}'], project, env)
     result = json.loads(r.stdout)
     assert result["decision"] == "ask"
     assert result["if_trusted"]["decision"] == "allow"
@@ -197,7 +227,7 @@ def test_user_command_hook_decides_in_check(project: Path, env: dict[str, str]) 
     )
     r = check(project, env, "execute_command", {"command": "rm -f x"})
     assert (r["decision"], r["layer"], r["reason"]) == ("deny", "HookPreToolUse", "no rm here")
-    r = check(project, env, "execute_command", {"command": "ls"})
+    r = check(project, env, "execute_command", {"command": "make"})
     assert (r["decision"], r["layer"]) == ("allow", "HookPreToolUse")
     # a hook's allow never beats a preset deny (the rules come first)
     assert check(project, env, "execute_command", {"command": "sudo ls"})["rule"] == "R2"

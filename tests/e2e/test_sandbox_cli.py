@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -187,3 +190,49 @@ def test_run_uses_the_project_as_working_directory(
         ["sandbox", "run", "--project", str(project), "--", "pwd"], cwd=tmp_path, env=env
     )
     assert elsewhere.stdout.strip() == str(project), elsewhere.stderr
+
+
+@pytest.fixture
+def real_project() -> Iterator[Path]:
+    """A project outside /tmp (private in the sandbox, so a probe there would prove nothing)."""
+    parent = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
+    path = Path(tempfile.mkdtemp(prefix="codingcode-e2e-", dir=parent)).resolve()
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@needs_bwrap
+def test_status_lists_every_mask_and_probes_it(real_project: Path, env: dict[str, str]) -> None:
+    from codingcode.sandbox.masks import DEFAULT_MASKS
+
+    project = real_project
+
+    (project / "creds").mkdir()
+    (project / "creds" / "token").write_text("t0ken")
+    user_settings(env, {"denyRead": ["creds/**"]})
+    Path(env["CODINGCODE_CONFIG_DIR"], "settings.json").write_text(
+        json.dumps(
+            {
+                "sandbox": {"denyRead": ["creds/**"]},
+                "permissions": {"deny": ["read_file(**/private.pem)"]},
+            }
+        )
+    )
+    (project / "private.pem").write_text("pem")
+    r = run_cli(["sandbox", "status", "--json"], cwd=project, env=env)
+    assert r.code == 0, r.stderr
+    masks = {m["pattern"]: m for m in json.loads(r.stdout)["masks"]}
+    for spec in DEFAULT_MASKS:
+        if spec.pattern.startswith(("~", "**")):  # planted by the probe: always checked
+            assert masks[spec.pattern]["enforced"] is True, masks[spec.pattern]
+    assert masks["creds/**"]["enforced"] is True
+    assert masks["creds/**"]["probed"] == [str(project / "creds")]
+    assert masks["**/private.pem"]["enforced"] is True
+    assert "deny rule" in masks["**/private.pem"]["origin"]
+    text = run_cli(["sandbox", "status"], cwd=project, env=env).stdout
+    assert "~/.aws" in text and "creds/**" in text and "limits:" in text
+    # ... and `sandbox run` masks them for real.
+    run = run_cli(
+        ["sandbox", "run", "--", "cat", "creds/token", "private.pem"], cwd=project, env=env
+    )
+    assert "t0ken" not in run.stdout and "pem" not in run.stdout

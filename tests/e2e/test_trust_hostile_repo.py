@@ -122,7 +122,7 @@ def test_untrusted_clone_runs_nothing_and_grants_nothing(
 ) -> None:
     # tool: the allow rules are ignored, so a command is asked about, which headless means
     # denied; the hook (which every such call reaches) never runs.
-    for command in (touch_call(outside, "cmd-ran"), '{"command": "echo hi"}'):
+    for command in (touch_call(outside, "cmd-ran"), '{"command": "printf hi"}'):
         r = cli(["tool", "execute_command", command], clone, env)
         assert r.returncode != 0 and "was denied" in r.stderr
         assert "untrusted project" in r.stderr and "codingcode trust" in r.stderr
@@ -156,7 +156,7 @@ def test_untrusted_clone_runs_nothing_and_grants_nothing(
         ]
         run_env = {**env, **fake.env("openai"), "CODINGCODE_MODEL": "openai:fake-model"}
         r = cli(["run", "make a marker"], clone, run_env)
-        assert r.returncode == 3, r.stderr  # the model answered right after a denial
+        assert r.returncode == 3, r.stderr  # the model stopped after a denied call
         results = tool_results(fake.bodies()[-1])
         assert results and "was denied" in results[0][0], results
         assert "untrusted project" in r.stderr
@@ -198,7 +198,7 @@ def test_trust_enables_the_grants_until_a_file_changes(
     data = json.loads(settings.read_text())
     data["permissions"]["allow"].append("write_file(*)")
     settings.write_text(json.dumps(data))
-    for command in (touch_call(outside, "cmd-ran"), '{"command": "ls"}'):
+    for command in (touch_call(outside, "cmd-ran"), '{"command": "printf hi"}'):
         r = cli(["tool", "execute_command", command], clone, env)
         assert r.returncode != 0 and "untrusted project" in r.stderr
     assert markers(outside) == []  # the changed file's rule, hook and sandbox-off are ignored

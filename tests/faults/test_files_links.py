@@ -165,3 +165,24 @@ async def test_a_symlink_race_never_lands_outside(
     assert flips >= 50
     assert snapshot(outside) == before, "a write or an edit landed outside the project"
     assert done + refused == 5 * i
+
+
+@pytest.mark.parametrize("target", [".codingcode", ".git/hooks"])
+async def test_a_symlink_never_turns_a_path_into_a_control_file(
+    service: ToolService, ctx: ToolExecCtx, project: Path, target: str
+) -> None:
+    """acceptEdits passes edits in the project but never of the files that configure
+    codingcode or git hooks; a link swapped in after the check must not get around that."""
+    (project / target).mkdir(parents=True)
+    (project / target / "settings.json").write_text("{}\n")
+    (project / "cfg").symlink_to(project / target)
+    for tool, args in [
+        ("write_file", {"path": "cfg/settings.json", "content": "pwned"}),
+        ("write_file", {"path": "cfg/pre-commit", "content": "pwned"}),
+        ("edit_file", {"path": "cfg/settings.json", "old_string": "{}", "new_string": "pwned"}),
+    ]:
+        with pytest.raises(AgentError, match="configures codingcode") as err:
+            await service.call(tool, args, ctx)
+        assert err.value.kind is ErrorKind.DENIED
+    assert sorted(os.listdir(project / target)) == ["settings.json"]
+    assert (project / target / "settings.json").read_text() == "{}\n"

@@ -257,3 +257,38 @@ def test_settings_defaults_and_file(tmp_path: Any, monkeypatch: pytest.MonkeyPat
     (tmp_path / "settings.json").write_text(json.dumps({"model_client": {"max_retries": -1}}))
     with pytest.raises(SettingsError, match=r"settings.json: model_client.max_retries"):
         load_client_settings()
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        ((200, {}, [(None, "{not json")]), "malformed stream chunk"),
+        (HANG, "did not answer in time"),
+        (error(429, "rate_limit_error", {"Retry-After": "3600"}), "HTTP 429"),
+    ],
+)
+def test_codingcode_run_ends_with_one_line_and_exit_1(
+    endpoint: ScriptedEndpoint, project: Any, tmp_path: Any, reply: Reply, said: str
+) -> None:
+    """The real command: one `error:` line on stderr, exit code 1, no traceback."""
+    import os
+
+    from tests.conftest import run_cli
+
+    config = tmp_path / "cfg"
+    config.mkdir()
+    (config / "settings.json").write_text(
+        json.dumps({"model_client": {"read_timeout_s": 0.5, "max_retries": 0}})
+    )
+    endpoint.script = [reply]
+    result = run_cli(
+        ["run", "hi", "--model", "openai:m", "--project", str(project), "--quiet"],
+        cwd=project,
+        env={**os.environ, "CODINGCODE_CONFIG_DIR": str(config)},
+    )
+    assert result.code == 1, result
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error:")]
+    assert len(errors) == 1 and said in errors[0], result.stderr
+    assert "Traceback" not in result.stderr

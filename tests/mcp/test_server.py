@@ -115,7 +115,8 @@ async def test_always_answer_persists_a_rule(project: Path) -> None:
     callback = _elicit([{"decision": "always"}], seen)
     async with Client(server.lowlevel_server(), mode="legacy", elicitation_callback=callback) as c:
         first = await c.call_tool("execute_command", {"command": "echo one > one.txt"})
-        second = await c.call_tool("execute_command", {"command": "echo two > two.txt"})
+        # The narrowest rule: exactly this command (a grant does not cover other echo lines).
+        second = await c.call_tool("execute_command", {"command": "echo one > one.txt"})
     assert not first.is_error and not second.is_error, (_text(first), _text(second))
     assert len(seen) == 1  # the saved rule answered the second call
     saved = json.loads((project / ".codingcode" / "settings.local.json").read_text())

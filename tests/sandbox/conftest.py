@@ -18,6 +18,7 @@ import anyio
 import pytest
 
 from codingcode.cancel import CancelSignal
+from codingcode.capabilities import CapabilitySet
 from codingcode.process import CommandResult, run_command
 from codingcode.sandbox.policy import BackendChoice, SandboxPolicy
 from codingcode.sandbox.service import (
@@ -71,6 +72,7 @@ class Box:
         env: dict[str, str] | None = None,
         cancel: CancelSignal | None = None,
         cwd: Path | None = None,
+        capabilities: CapabilitySet | None = None,
     ) -> CommandResult:
         return await run_command(
             ["bash", "-c", command],
@@ -79,6 +81,7 @@ class Box:
             env={**os.environ, **(env or {})},
             cancel=cancel,
             launcher=self.service,
+            capabilities=capabilities,
         )
 
     def run(self, command: str, **kwargs: Any) -> CommandResult:

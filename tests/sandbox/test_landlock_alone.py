@@ -89,3 +89,25 @@ def test_planted_key_and_shadow_are_unreadable(box: Box, outside: Path) -> None:
     (home / ".ssh" / "id_rsa").write_text("PRIVATE KEY")
     result = box.run("cat ~/.ssh/id_rsa /etc/shadow", env={"HOME": str(home)})
     assert "PRIVATE KEY" not in result.stdout.text() and "root:" not in result.stdout.text()
+
+
+def test_masks_without_a_mount_namespace(box: Box, outside: Path) -> None:
+    """Landlock alone hides masked paths outside writable directories; inside them (the
+    project's .env) it cannot, and `sandbox status` says so plainly."""
+    home = outside / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text("aws-marker")
+    (home / ".npmrc").write_text("npm-marker")
+    (box.project / ".env").write_text("env-marker")
+    result = box.run(
+        f"cat {home}/.aws/credentials {home}/.npmrc; cat .env", env={"HOME": str(home)}
+    )
+    text = out(result)
+    assert "aws-marker" not in text and "npm-marker" not in text
+    assert "env-marker" in text  # pinned down: the limit the status reports
+    report = anyio.run(check_guarantees, box.service)
+    env = next(m for m in report.masks if m.pattern == "**/.env")
+    assert env.enforced is False
+    assert any("NOT masked here" in line for line in report.limits)
+    ssh = next(m for m in report.masks if m.pattern == "~/.ssh")
+    assert ssh.enforced is True

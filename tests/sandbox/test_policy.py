@@ -180,3 +180,25 @@ def test_policy_resolves_symlinked_roots(project: Path, tmp_path: Path) -> None:
     )
     policy = policy_from_entries(project, sandbox_entries(settings))
     assert policy.writable_roots == (real.resolve(),)
+
+
+def test_deny_read_joins_every_file_and_applies_untrusted(project: Path) -> None:
+    settings = settings_of(
+        project,
+        (Scope.USER, {"denyRead": ["~/.vault-token"]}, True),
+        (Scope.PROJECT, {"denyRead": ["secrets/**", "**/*.pem"]}, False),
+    )
+    assert widening_entries(sandbox_entries(settings)) == []
+    policy, ignored = load_policy_with_ignored(project, settings)
+    assert ignored == []
+    assert [m.pattern for m in policy.deny_read] == ["~/.vault-token", "secrets/**", "**/*.pem"]
+    assert policy.deny_read[1].origin.startswith("sandbox.denyRead in project settings")
+
+
+@pytest.mark.parametrize("bad", [{"denyRead": "x"}, {"denyRead": [""]}, {"denyread": ["x"]}])
+def test_bad_deny_read_names_the_file_and_field(project: Path, bad: dict) -> None:
+    settings = settings_of(project, (Scope.USER, bad, True))
+    with pytest.raises(SettingsError) as exc:
+        load_policy(project, settings)
+    assert "user.json" in str(exc.value)
+    assert "denyRead" in str(exc.value) or "denyread" in str(exc.value)

@@ -162,6 +162,8 @@ class AgentSession:
         self.history: list[Message] = []
         self.state = SessionState()
         self.turn = 0
+        #: (model turns before, history length before) of each prompt sent in this process.
+        self.prompt_marks: list[tuple[int, int]] = []
         self._children = 0
         self._signal: CancelSignal | None = None
         self._owned_providers: list[ModelProvider] = []
@@ -204,11 +206,22 @@ class AgentSession:
             self.store.close()
 
     def tools(self) -> list[Any]:
-        return self.resolver.tools()
+        from codingcode.tools.plan_mode import tools_for_mode
+
+        return tools_for_mode(self.resolver.tools(), self.mode)  # plan mode: no writers
 
     def system(self) -> str:
+        from codingcode.tools.plan_mode import mode_prompt
+
         extra = self.resolver.deferred_summary()
-        return self.system_prompt + (f"\n\n{extra}" if extra else "")
+        prompt = self.system_prompt + (f"\n\n{extra}" if extra else "")
+        told = mode_prompt(self.mode)  # the model knows what plan mode means
+        prompt += f"\n\n{told}" if told else ""
+        if self.state.background is not None:
+            # The model is reminded, every request, which background commands still run.
+            running = self.state.background.reminder()
+            prompt += f"\n\n{running}" if running else ""
+        return prompt
 
     # -- the loop ----------------------------------------------------------------------
     # -- recording -----------------------------------------------------------------------
@@ -279,6 +292,22 @@ class AgentSession:
         if self.store is not None:
             self.store.append({"type": "clear", "time": time.time()}, sync=True)
 
+    def rewind_to_turn(self, turn: int) -> int | None:
+        """Drop the conversation from the prompt that led to model turn ``turn`` on (the
+        checkpoint taken before that turn's calls); returns how many messages were dropped,
+        or None when that prompt is not known (sent before this process resumed it)."""
+        marks = [m for m in self.prompt_marks if m[0] < turn]
+        if not marks:
+            return None
+        keep = marks[-1][1]
+        dropped = len(self.history) - keep
+        self.history = self.history[:keep]
+        self.prompt_marks = [m for m in self.prompt_marks if m[1] < keep]
+        self.clear_state(keep_history=True)
+        if self.store is not None:
+            self.store.append({"type": "rewind", "keep": keep, "time": time.time()}, sync=True)
+        return dropped
+
     def add_message(self, message: Message) -> None:
         """Add a message to the conversation (and the session file), e.g. the output of a
         command the user ran; the model sees it with the next prompt."""
@@ -328,6 +357,8 @@ class AgentSession:
         """Run ``prompt`` to the model's answer (or the turn limit, or cancellation)."""
         signal = signal or CancelSignal()
         self._signal = signal
+        # Where this prompt starts: the model turn before it and the history length (/rewind).
+        self.prompt_marks.append((self.turn, len(self.history)))
         self._add(Message("user", prompt))
         usage = Usage()
         denied = False
@@ -426,8 +457,9 @@ class AgentSession:
         final: list[ToolResult] = []
         for call, result in zip(calls, results, strict=True):
             if result is None:
+                why = f" ({signal.reason})" if signal.reason else ""
                 result = ToolResult(
-                    call.id, call.name, f"{call.name} was cancelled.", True, "cancelled"
+                    call.id, call.name, f"{call.name} was cancelled{why}.", True, "cancelled"
                 )
                 self.sink(ToolCallFinished(self.session_id, call, result))
             final.append(result)
@@ -467,10 +499,22 @@ class AgentSession:
             def decided(decision: Decision) -> None:
                 self._decided(call, decision)
 
-            output = await self.runner.run(call.name, call.arguments, ctx, on_decision=decided)
+            def checkpointed(checkpoint_id: str) -> None:
+                # The session log links the call to the checkpoint taken before it.
+                if self.store is not None:
+                    self.store.append(
+                        {"type": "checkpoint", "call_id": call.id, "checkpoint": checkpoint_id}
+                    )
+
+            output = await self.runner.run(
+                call.name, call.arguments, ctx, on_decision=decided, on_checkpoint=checkpointed
+            )
             result = ToolResult(call.id, call.name, self._fit_output(call, output))
         except AgentError as exc:
-            result = ToolResult(call.id, call.name, exc.message, True, exc.kind.value)
+            message = exc.message
+            if signal.is_set() and signal.reason.startswith("interrupted"):
+                message += f"\n(The user {signal.reason}.)"  # tell the model why it stopped
+            result = ToolResult(call.id, call.name, message, True, exc.kind.value)
         results[index] = result
         self.sink(ToolCallFinished(self.session_id, call, result))
         if call.name == "todo_write" and not result.is_error:

@@ -129,8 +129,15 @@ def _v2(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v3(conn: sqlite3.Connection) -> None:
+    # The user's answer (once, session, always (project), always (user), no) and the rule
+    # it granted, on the UserConfirmation record (issue 13).
+    _add_column(conn, "approval_audit", "answer", "TEXT")
+    _add_column(conn, "approval_audit", "grant_rule", "TEXT")
+
+
 #: MIGRATIONS[i] brings a database from version i to i + 1. Append only; each one additive.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -143,8 +150,12 @@ def safe_text(text: str) -> str:
 
     Arguments may carry lone surrogates (a file name of bytes that are not UTF-8 decodes to
     them; a model's JSON may escape one); SQLite, JSON output and the model's wire format
-    all need valid UTF-8. Inside JSON text the escape is read back as the same character.
+    all need valid UTF-8. Inside JSON text the escape is read back as the same character
+    (except a high surrogate directly followed by a low one, which JSON reads as the one
+    character the pair encodes; decoded bytes never produce such a pair).
     """
+    if text.isascii():
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -167,6 +178,35 @@ def shorten(value: Any, limit: int = MAX_VALUE_CHARS, depth: int = 0) -> Any:
         if len(value) > 20:
             shown.append(f"... [{len(value)} items]")
         return shown
+    return value
+
+
+#: Argument names whose values are secrets, and secrets inside text (tokens, passwords).
+_SECRET_KEY = re.compile(
+    r"(?i)(pass(word|wd)?|secret|token|api[_-]?key|auth(orization)?|cookie|credential)"
+)
+_SECRET_TEXT = re.compile(
+    r"(?i)(?P<keep>(?:authorization:\s*)?bearer\s+|(?:pass(?:word|wd)?|secret|token|api[_-]?key)"
+    r"[\"']?\s*[=:]\s*[\"']?)(?P<value>[^\s\"'&]{4,})"
+    r"|(?P<bare>\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}"
+    r"|xox[abpr]-[A-Za-z0-9-]{10,}|glpat-[A-Za-z0-9_-]{16,})\b)"
+)
+REDACTED = "[redacted]"
+
+
+def redact(value: Any, key: str = "") -> Any:
+    """Arguments as stored: secrets replaced by ``[redacted]`` (names and values that look
+    like credentials: passwords, tokens, API keys, Bearer headers)."""
+    if isinstance(value, str):
+        if key and _SECRET_KEY.search(key) and value:
+            return REDACTED
+        return _SECRET_TEXT.sub(
+            lambda m: REDACTED if m.group("bare") else m.group("keep") + REDACTED, value
+        )
+    if isinstance(value, dict):
+        return {k: redact(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v, key) for v in value]
     return value
 
 
@@ -194,6 +234,9 @@ class AuditRecord:
     rule: str | None
     project: str
     call_id: str | None = None
+    #: The user's answer and the rule it granted (UserConfirmation records only).
+    answer: str | None = None
+    grant: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -339,7 +382,8 @@ class AuditLog:
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
 
     def _write(self, sql: str, row: tuple[Any, ...]) -> bool:
@@ -370,7 +414,9 @@ class AuditLog:
     # -- writing ---------------------------------------------------------------------------
     def record(self, call: ToolCall, result: LayerResult, when: float) -> None:
         """Record one layer's decision. Never raises, unless the settings require the audit."""
-        args = safe_text(json.dumps(shorten(call.args), ensure_ascii=False, default=str))
+        args = safe_text(json.dumps(shorten(redact(call.args)), ensure_ascii=False, default=str))
+        answer = getattr(result, "answer", None)
+        grant = getattr(result, "grant", None)
         row = (
             when,
             safe_text(call.session_id),
@@ -379,14 +425,17 @@ class AuditLog:
             args,
             result.layer,
             result.action,
-            safe_text(result.reason),
-            safe_text(result.rule) if result.rule is not None else None,
+            safe_text(redact(result.reason)),
+            safe_text(redact(result.rule)) if result.rule is not None else None,
             safe_text(str(call.project_path)),
             call.call_id or None,
+            answer,
+            safe_text(redact(grant)) if grant is not None else None,
         )
         written = self._write(
             "INSERT INTO approval_audit (time, session, turn, tool, args, layer, decision,"
-            " reason, rule, project, call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " reason, rule, project, call_id, answer, grant_rule)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             row,
         )
         if self._emit is not None:
@@ -402,6 +451,8 @@ class AuditLog:
                     "reason": row[7],
                     "rule": row[8],
                     "call_id": row[10],
+                    "answer": answer,
+                    "grant": row[12],
                 }
             )
         if not written and self.required and result.action != "deny":
@@ -511,15 +562,17 @@ class AuditLog:
             params.append(tool)
         columns = [
             "id", "time", "session", "turn", "tool", "args", "layer", "decision", "reason",
-            "rule", "project", "call_id",
+            "rule", "project", "call_id", "answer", "grant_rule",
         ]  # fmt: skip
         rows = self._select("approval_audit", columns, where, params, limit)
         return [
             AuditRecord(
-                r[0], r[1], r[2], r[3], r[4], _loads(r[5]), r[6], r[7], r[8], r[9], r[10], r[11]
+                id=r[0], time=r[1], session=r[2], turn=r[3], tool=r[4], args=_loads(r[5]),
+                layer=r[6], decision=r[7], reason=r[8], rule=r[9], project=r[10],
+                call_id=r[11], answer=r[12], grant=r[13],
             )
             for r in rows
-        ]
+        ]  # fmt: skip
 
     def query_calls(
         self, *, outcome: str | None = None, tool: str | None = None, limit: int = 50

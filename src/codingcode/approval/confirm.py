@@ -1,17 +1,24 @@
-"""UserConfirmation (SPEC A5): who answers an ``ask``, and the terminal prompt.
+"""UserConfirmation (SPEC A5): who answers an ``ask``, what they are shown, what they answer.
 
-A front end that can ask a person implements :class:`Confirmer`: the terminal prompt here,
-an MCP elicitation, the agent's TUI. With no confirmer (headless, CI, ``codingcode tool``)
-an ``ask`` becomes a deny whose message says how to allow the call.
+A front end that can ask a person implements :class:`Confirmer`: the interactive app, the
+terminal prompt here (``codingcode tool`` on a terminal), an MCP elicitation. With no
+confirmer (headless, CI) an ``ask`` becomes a deny whose message says how to allow the call.
+
+The answers (issue 13): yes once; yes for this session; always in this project; always for
+me; no; no, and tell the model why. A grant saves the narrowest useful rule
+(:mod:`codingcode.approval.grants`), shown before it is saved and editable; a call a preset
+rule asked about never gets a grant.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, TextIO, runtime_checkable
+
+from codingcode.capabilities import NO_CAPABILITIES, CapabilitySet
 
 if TYPE_CHECKING:
     from codingcode.approval.pipeline import ToolCall
@@ -19,25 +26,93 @@ if TYPE_CHECKING:
 
 class Answer(StrEnum):
     ALLOW = "allow"  # this call, once
+    SESSION = "session"  # allow, and grant the rule until the session ends
+    ALWAYS = "always"  # allow, and save an allow rule in the project (settings.local.json)
+    ALWAYS_USER = "always_user"  # allow, and save an allow rule in the user's settings
     DENY = "deny"  # this call, once
-    ALWAYS = "always"  # allow, and save an allow rule
-    NEVER = "never"  # deny, and save a deny rule
+    NEVER = "never"  # deny, and save a deny rule in the project
+
+    @property
+    def allows(self) -> bool:
+        return self in (Answer.ALLOW, Answer.SESSION, Answer.ALWAYS, Answer.ALWAYS_USER)
+
+    @property
+    def grants(self) -> bool:
+        return self in (Answer.SESSION, Answer.ALWAYS, Answer.ALWAYS_USER, Answer.NEVER)
+
+    @property
+    def label(self) -> str:
+        """How the audit log and messages name the answer."""
+        return {
+            Answer.ALLOW: "once",
+            Answer.SESSION: "session",
+            Answer.ALWAYS: "always (project)",
+            Answer.ALWAYS_USER: "always (user)",
+            Answer.DENY: "no",
+            Answer.NEVER: "never",
+        }[self]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """An answer with what came with it: the rule as the user edited it, or what to tell
+    the model when the answer is no."""
+
+    answer: Answer
+    #: The rule a grant saves, when the user changed the suggested one.
+    rule: str | None = None
+    #: Sent back to the model as the reason of the denial.
+    message: str | None = None
+    #: The user interrupted the turn (Ctrl-C at the question): a deny saying so.
+    interrupted: bool = False
+
+
+def as_reply(answer: Answer | Reply | str) -> Reply:
+    if isinstance(answer, Reply):
+        return answer
+    try:
+        return Reply(Answer(answer))
+    except ValueError:
+        return Reply(Answer.DENY)
 
 
 @dataclass(frozen=True)
 class ConfirmRequest:
-    """What a confirmer shows: the call, why it is asked, and what always/never would save."""
+    """What a confirmer shows: the call, why it is asked, and what a grant would save."""
 
     call: ToolCall
     reason: str
-    #: The rule "always" would save as an allow rule and "never" as a deny rule, in the
-    #: compact form; ``None`` when no rule can be saved (a preset rule asked: it stands).
+    #: The rule a grant saves (allow) or "never" saves (deny), in the compact form; ``None``
+    #: when no rule can be saved (a preset rule asked: it stands).
     suggested_rule: str | None
+    #: The rule that asked, if one did (its text), and whether it is a preset rule.
+    rule: str | None = None
+    preset: bool = False
+    #: What the sandbox will let this call do beyond its defaults, if allowed.
+    capabilities: CapabilitySet = field(default=NO_CAPABILITIES)
 
 
 @runtime_checkable
 class Confirmer(Protocol):
-    async def confirm(self, request: ConfirmRequest) -> Answer: ...
+    async def confirm(self, request: ConfirmRequest) -> Answer | Reply: ...
+
+
+#: The choices a person is offered, in order: (key, answer, words).
+CHOICES: tuple[tuple[str, Answer, str], ...] = (
+    ("y", Answer.ALLOW, "yes, once"),
+    ("s", Answer.SESSION, "yes, for this session"),
+    ("p", Answer.ALWAYS, "yes, always in this project"),
+    ("u", Answer.ALWAYS_USER, "yes, always for me (all projects)"),
+    ("n", Answer.DENY, "no"),
+    ("t", Answer.DENY, "no, and tell the model why"),
+)
+
+
+def offered(request: ConfirmRequest) -> list[tuple[str, Answer, str]]:
+    """The choices for this request: no grant when a preset rule asked or none can be made."""
+    if request.suggested_rule is None or request.preset:
+        return [c for c in CHOICES if not c[1].grants]
+    return list(CHOICES)
 
 
 def headless_message(call: ToolCall, reason: str, suggested_rule: str | None) -> str:
@@ -56,33 +131,101 @@ def headless_message(call: ToolCall, reason: str, suggested_rule: str | None) ->
     )
 
 
-def describe_call(call: ToolCall, *, max_chars: int = 4000) -> str:
-    """A human view of a call: the command, the diff of an edit, the path of a write."""
+def headline(call: ToolCall) -> str:
+    """What will happen, in plain words."""
+    args = call.args
+    path = args.get("path")
+    if call.tool == "execute_command":
+        return "Run a command"
+    if call.tool == "edit_file":
+        return f"Edit {path}"
+    if call.tool == "write_file":
+        return f"Write {path}"
+    if call.tool == "fetch_url":
+        return f"Fetch {args.get('url')}"
+    if call.tool == "read_file":
+        return f"Read {path}"
+    if call.tool == "exit_plan_mode":
+        return "Approve this plan and leave plan mode"
+    return f"Use the tool {call.tool}"
+
+
+def why_asked(request: ConfirmRequest) -> str:
+    """Why the user is asked: the rule and its reason, or that nothing allowed the call."""
+    if request.preset and request.rule:
+        return f"the built-in rule {request.rule!r} asks: {request.reason}"
+    if request.rule:
+        return f"your rule {request.rule!r} asks ({request.reason})"
+    if request.call.tool == "execute_command":
+        return "this command may change files or run code, and no rule allows it"
+    if request.call.tool == "exit_plan_mode":
+        return "the model finished planning; yes ends plan mode so it can make the changes"
+    return "no rule or mode allows this call"
+
+
+def describe_capabilities(caps: CapabilitySet) -> str | None:
+    """What the sandbox will grant this call beyond its defaults, in words (None: nothing)."""
+    if caps.empty:
+        return None
+    parts = []
+    if caps.read_paths:
+        parts.append("read " + ", ".join(sorted(str(p) for p in caps.read_paths)))
+    if caps.write_paths:
+        parts.append("write " + ", ".join(sorted(str(p) for p in caps.write_paths)))
+    if caps.network:
+        parts.append("use the network")
+    elif caps.network is False:
+        parts.append("no network")
+    if caps.domains:
+        parts.append("reach " + ", ".join(sorted(caps.domains)))
+    return "; ".join(parts)
+
+
+def describe_call(call: ToolCall, *, max_lines: int = 60, color: bool = False) -> str:
+    """A human view of a call: the command, the diff of an edit or a write."""
     args = call.args
     if call.tool == "execute_command":
-        where = f"  (in {args['cwd']})" if args.get("cwd") else ""
+        cwd = args.get("cwd")
+        where = f"  (in {cwd})" if cwd and cwd != "." else ""
         return f"$ {args.get('command', '')}{where}"
-    if call.tool == "edit_file":
-        import difflib
+    if call.tool == "exit_plan_mode":
+        plan = str(args.get("plan", "")).splitlines()
+        more = f"\n… {len(plan) - max_lines} more lines" if len(plan) > max_lines else ""
+        return "\n".join(plan[:max_lines]) + more
+    if call.tool in ("edit_file", "write_file"):
+        from codingcode.approval.preview import preview
 
-        old = str(args.get("old_string", "")).splitlines(keepends=True)
-        new = str(args.get("new_string", "")).splitlines(keepends=True)
-        diff = "".join(
-            difflib.unified_diff(old, new, fromfile=str(args.get("path")), tofile="edited")
-        )
-        return _cut(diff or f"edit {args.get('path')}", max_chars)
-    if call.tool == "write_file":
-        content = str(args.get("content", ""))
-        return _cut(f"write {args.get('path')} ({len(content)} characters):\n{content}", max_chars)
-    return _cut(f"{call.tool} {json.dumps(args, ensure_ascii=False)}", max_chars)
+        seen = preview(call.tool, args, call.project_path)
+        if seen is not None and seen.diff is not None:
+            return seen.diff.render(max_lines=max_lines, color=color)
+        if seen is not None and seen.error:
+            return f"{call.tool} {args.get('path')}: {seen.error}"
+    return _cut(f"{call.tool} {json.dumps(args, ensure_ascii=False)}", 4000)
 
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more]"
 
 
+def question_text(request: ConfirmRequest, *, color: bool = False) -> str:
+    """The whole question as plain text (no markup to eat the answer keys)."""
+    lines = [
+        f"{headline(request.call)} ({request.call.tool})",
+        describe_call(request.call, color=color),
+    ]
+    lines.append(f"Why you are asked: {why_asked(request)}.")
+    caps = describe_capabilities(request.capabilities)
+    if caps:
+        lines.append(f"If allowed, the sandbox lets it: {caps}.")
+    choices = offered(request)
+    if any(a.grants for _, a, _ in choices):
+        lines.append(f"Rule a 'yes' for the session/always saves: {request.suggested_rule}")
+    lines.append("  ".join(f"{k}) {w}" for k, _, w in choices))
+    return "\n".join(lines)
+
+
 class TerminalConfirmer:
-    """Asks on the terminal: [a]llow, [d]eny, al[w]ays, [n]ever (the default is deny)."""
+    """Asks on the terminal with plain lines (``codingcode tool`` on a terminal)."""
 
     def __init__(self, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
         self._in = stdin or sys.stdin
@@ -92,57 +235,45 @@ class TerminalConfirmer:
     def available() -> bool:
         return sys.stdin.isatty() and sys.stderr.isatty()
 
-    async def confirm(self, request: ConfirmRequest) -> Answer:
+    async def confirm(self, request: ConfirmRequest) -> Reply:
         import anyio
 
         return await anyio.to_thread.run_sync(self._ask, request)
 
-    def _ask(self, request: ConfirmRequest) -> Answer:
+    def _ask(self, request: ConfirmRequest) -> Reply:
         out = self._out
-        out.write(f"\n{request.call.tool} wants to run — {request.reason}\n")
-        out.write(describe_call(request.call) + "\n")
-        choices = "[a]llow once, [d]eny"
-        if request.suggested_rule:
-            choices += ", al[w]ays, [n]ever"
-            out.write(f'always/never save the rule "{request.suggested_rule}" to ')
-            out.write(".codingcode/settings.local.json\n")
-        out.write(f"{choices}? ")
+        color = bool(getattr(out, "isatty", lambda: False)())
+        out.write("\n" + question_text(request, color=color) + "\n")
+        choices = {k: a for k, a, _ in offered(request)}
+        out.write(f"Allow? [{'/'.join(choices)}] (default n) ")
         out.flush()
-        line = self._in.readline()
-        reply = line.strip().lower()
-        mapping: dict[str, Answer] = {
-            "a": Answer.ALLOW,
-            "allow": Answer.ALLOW,
-            "y": Answer.ALLOW,
-            "yes": Answer.ALLOW,
-            "d": Answer.DENY,
-            "deny": Answer.DENY,
-            "no": Answer.DENY,
-        }
-        if request.suggested_rule:
-            mapping.update(
-                {
-                    "w": Answer.ALWAYS,
-                    "always": Answer.ALWAYS,
-                    "n": Answer.NEVER,
-                    "never": Answer.NEVER,
-                }
-            )
-        answer = mapping.get(reply, Answer.DENY)
-        if answer in (Answer.ALWAYS, Answer.NEVER):
-            action = "allow" if answer is Answer.ALWAYS else "deny"
-            out.write(f'saving {action} rule "{request.suggested_rule}"\n')
+        reply = self._in.readline().strip().lower()
+        words = {"yes": "y", "no": "n", "allow": "y", "deny": "n", "session": "s"}
+        words |= {"always": "p", "never": "n"}
+        key = words.get(reply, reply)
+        if key not in choices:
+            return Reply(Answer.DENY)
+        answer = choices[key]
+        if key == "t":
+            out.write("Tell the model: ")
             out.flush()
-        return answer
+            message = self._in.readline().strip()
+            return Reply(Answer.DENY, message=message or None)
+        if answer.grants and request.suggested_rule:
+            out.write(f"Rule [{request.suggested_rule}] (Enter to keep, or type a narrower one): ")
+            out.flush()
+            edited = self._in.readline().strip()
+            return Reply(answer, rule=edited or None)
+        return Reply(answer)
 
 
 class ScriptedConfirmer:
     """Answers from a list, recording each request (for tests and scripted front ends)."""
 
-    def __init__(self, answers: list[Answer | str]) -> None:
-        self.answers = [Answer(a) for a in answers]
+    def __init__(self, answers: list[Answer | Reply | str]) -> None:
+        self.answers = [a if isinstance(a, Reply) else Answer(a) for a in answers]
         self.requests: list[ConfirmRequest] = []
 
-    async def confirm(self, request: ConfirmRequest) -> Answer:
+    async def confirm(self, request: ConfirmRequest) -> Answer | Reply:
         self.requests.append(request)
         return self.answers.pop(0) if self.answers else Answer.DENY

@@ -13,7 +13,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from codingcode.approval.confirm import Answer, Confirmer, ConfirmRequest, headless_message
+from codingcode.approval.capabilities import capabilities_for
+from codingcode.approval.confirm import (
+    Answer,
+    Confirmer,
+    ConfirmRequest,
+    Reply,
+    as_reply,
+    headless_message,
+)
 from codingcode.approval.paths import is_control_file, is_inside
 from codingcode.capabilities import NO_CAPABILITIES, CapabilitySet
 from codingcode.tools.definition import ArgRole, Effect, ToolOrigin
@@ -70,7 +78,10 @@ class ToolCall:
     @property
     def cwd(self) -> Path:
         """The directory relative paths of this call resolve against."""
-        cwd = self.args.get("cwd") if self.tool == "execute_command" else None
+        from codingcode.approval.roles import call_roles, first_with
+
+        roles = call_roles(self.arg_roles, self.args, self.tool, self.origin.kind)
+        cwd = first_with(roles, self.args, "cwd")
         if isinstance(cwd, str) and cwd:
             p = Path(cwd).expanduser()
             return p if p.is_absolute() else self.project_path / p
@@ -87,6 +98,10 @@ class LayerResult:
     modified_args: dict[str, Any] | None = None
     #: True when one of the nine preset rules decided (they cannot be overridden).
     preset: bool = False
+    #: The user's answer (once, session, always (project), always (user), no, never) and
+    #: the rule it granted, when the user decided (for the audit log).
+    answer: str | None = None
+    grant: str | None = None
 
 
 @dataclass
@@ -117,11 +132,21 @@ class Decision:
 
 
 Validate = Callable[[str, dict[str, Any]], dict[str, Any]]
-Persist = Callable[[str, str], None]
+#: (action, rule, scope): scope "local" (the project's settings.local.json) or "user".
+Persist = Callable[[str, str, str], None]
 Evaluate = Callable[[ToolCall], LayerResult]
 PreHooks = Callable[[ToolCall], Awaitable[LayerResult]]
 Record = Callable[[ToolCall, LayerResult, float], None]
 Suggest = Callable[[ToolCall], "str | None"]
+#: Says why a call is a read-only command (None: it is not one, or not a command).
+ReadOnly = Callable[[ToolCall], "str | None"]
+#: The tool's own error when the call would fail as given (checked before asking anyone).
+Precheck = Callable[[ToolCall], "str | None"]
+#: Whether the sandbox fully contains the call (no network, writes only to the project).
+Contained = Callable[[ToolCall], bool]
+SESSION = "SessionGrant"
+#: The plan-mode tool (codingcode.tools.plan_mode): in plan mode the user always decides it.
+EXIT_PLAN_MODE = "exit_plan_mode"
 
 
 class ApprovalPipeline:
@@ -143,6 +168,9 @@ class ApprovalPipeline:
         validate: Validate | None = None,
         persist: Persist | None = None,
         record: Record | None = None,
+        read_only: ReadOnly | None = None,
+        precheck: Precheck | None = None,
+        contained: Contained | None = None,
     ) -> None:
         self.evaluate = evaluate
         self.suggest = suggest
@@ -151,6 +179,16 @@ class ApprovalPipeline:
         self.validate = validate
         self.persist = persist
         self.record = record
+        self.read_only = read_only
+        self.precheck = precheck
+        #: Set by the runner once the sandbox is known, when the settings turn on
+        #: ``approvals.autoAllowSandboxed``.
+        self.contained = contained
+        #: Rules granted "for this session": gone when the pipeline (the session) ends.
+        self.session_rules: list[str] = []
+        self._session_engine: Any = None
+        #: Makes the engine for the session rules (set by build_pipeline).
+        self.make_engine: Callable[[list[str]], Any] | None = None
 
     async def decide(self, call: ToolCall, *, dry_run: bool = False) -> Decision:
         """The decision for ``call``. ``dry_run``: prompt no one (ask stays ask), save nothing."""
@@ -163,13 +201,39 @@ class ApprovalPipeline:
             return result
 
         def done(decision: Final, result: LayerResult, args: dict[str, Any]) -> Decision:
-            return Decision(decision, result.layer, result.reason, result.rule, args, trail)
+            # An allowed call carries what it named: the sandbox shows it exactly those
+            # of its masked paths (issue 11). Nothing is granted to a call not allowed.
+            caps = capabilities_for(replace(call, args=args)) if decision == "allow" else None
+            return Decision(
+                decision,
+                result.layer,
+                result.reason,
+                result.rule,
+                args,
+                trail,
+                caps or NO_CAPABILITIES,
+            )
 
         # A1: rules (the preset rules first, inside the engine).
         ruled = note(self.evaluate(call))
         if ruled.action in ("deny", "allow"):
             return done(ruled.action, ruled, call.args)
         sticky: LayerResult | None = ruled if ruled.action == "ask" else None
+
+        # Rules the user granted for this session (after the saved rules: a deny or ask
+        # rule stands; never for a call a rule asked about).
+        if sticky is None and self._session_engine is not None:
+            granted = self._session_engine.evaluate_user(call)
+            if granted is not None and granted.action == "allow":
+                r = note(
+                    LayerResult(
+                        SESSION,
+                        "allow",
+                        f"granted for this session: {granted.rule}",
+                        granted.rule,
+                    )
+                )
+                return done("allow", r, call.args)
 
         # A2: the read-only whitelist may not pass a call a rule asked about.
         if sticky is None and call.tool in READ_ONLY_TOOLS:
@@ -210,36 +274,101 @@ class ApprovalPipeline:
             if hooked.action == "ask" and sticky is None:
                 sticky = hooked
 
+        # A read-only command (issue 13) passes once the hooks had their say.
+        if sticky is None and self.read_only is not None:
+            why = self.read_only(replace(call, args=args))
+            if why is not None:
+                r = note(LayerResult(WHITELIST, "allow", why))
+                return done("allow", r, args)
+
+        # Auto-allow when sandboxed (a setting, off by default): no rule was involved and
+        # the sandbox fully contains the call.
+        if sticky is None and self.contained is not None and self.contained(call):
+            r = note(
+                LayerResult(
+                    CONFIRM,
+                    "allow",
+                    "approvals.autoAllowSandboxed: the sandbox fully contains this call "
+                    "(no network, writes only to the project)",
+                )
+            )
+            return done("allow", r, args)
+
         # A5: the user.
         asked = sticky or LayerResult(
             CONFIRM, "ask", "no rule, mode or hook decided this call; the user is asked"
         )
-        suggestion = None if (sticky is not None and _is_preset(sticky)) else self._suggest(call)
+        preset = sticky is not None and _is_preset(sticky)
+        suggestion = None if preset else self._suggest(replace(call, args=args))
         if dry_run:
             return done("ask", asked, args)
+        # Nobody is asked about a call that would fail: the model gets the tool's error.
+        if self.precheck is not None:
+            failure = self.precheck(replace(call, args=args))
+            if failure is not None:
+                r = note(
+                    LayerResult(
+                        CONFIRM,
+                        "deny",
+                        f"it would fail, so no one was asked: {failure}",
+                    )
+                )
+                return done("deny", r, args)
         if self.confirmer is None:
             r = note(LayerResult(CONFIRM, "deny", headless_message(call, asked.reason, suggestion)))
             return Decision("deny", CONFIRM, r.reason, asked.rule, args, trail)
-        answer = await self.confirmer.confirm(ConfirmRequest(call, asked.reason, suggestion))
-        return done(*self._answered(call, answer, suggestion), args)
+        request = ConfirmRequest(
+            replace(call, args=args),
+            asked.reason,
+            suggestion,
+            rule=asked.rule,
+            preset=preset,
+        )
+        reply = as_reply(await self.confirmer.confirm(request))
+        return done(*self._answered(call, reply, suggestion, preset), args)
 
     def _answered(
-        self, call: ToolCall, answer: Answer, suggestion: str | None
+        self, call: ToolCall, reply: Reply, suggestion: str | None, preset: bool = False
     ) -> tuple[Final, LayerResult]:
+        answer = reply.answer
         saved = ""
-        if answer in (Answer.ALWAYS, Answer.NEVER) and suggestion and self.persist is not None:
-            action = "allow" if answer is Answer.ALWAYS else "deny"
-            self.persist(action, suggestion)
-            saved = f'; saved {action} rule "{suggestion}"'
-        allowed = answer in (Answer.ALLOW, Answer.ALWAYS)
+        grant: str | None = None
+        rule_text = reply.rule or suggestion
+        if answer.grants and rule_text and not preset:
+            action = "deny" if answer is Answer.NEVER else "allow"
+            try:
+                if answer is Answer.SESSION:
+                    self.grant_session(rule_text)
+                    saved = f'; granted "{rule_text}" for this session'
+                elif self.persist is not None:
+                    scope = "user" if answer is Answer.ALWAYS_USER else "local"
+                    self.persist(action, rule_text, scope)
+                    where = "your user settings" if scope == "user" else "this project"
+                    saved = f'; saved {action} rule "{rule_text}" ({where})'
+                grant = rule_text if saved else None
+            except ValueError as exc:  # an edited rule that does not parse: allowed once
+                saved = f"; the rule {rule_text!r} was not saved: {exc}"
+        allowed = answer.allows
         decision: Final = "allow" if allowed else "deny"
-        reason = f"the user answered {answer.value}{saved}"
+        reason = f"the user answered {answer.label}{saved}"
         if not allowed:
             reason = f"{call.tool} was denied by the user{saved}"
-        result = LayerResult(CONFIRM, decision, reason, suggestion if saved else None)
+            if reply.interrupted:
+                reason = f"{call.tool} was not run: the user interrupted the turn (Ctrl-C)"
+            elif reply.message:
+                reason += f". The user says: {reply.message}"
+        result = LayerResult(CONFIRM, decision, reason, grant, answer=answer.label, grant=grant)
         if self.record is not None:
             self.record(call, result, time.time())
         return decision, result
+
+    def grant_session(self, rule: str) -> None:
+        """Allow what ``rule`` matches until this pipeline (the session) ends."""
+        if self.make_engine is None:
+            raise ValueError("this pipeline cannot hold session grants")
+        engine = self.make_engine([*self.session_rules, rule])  # raises on a bad rule
+        self.session_rules.append(rule)
+        self._session_engine = engine
 
     def _suggest(self, call: ToolCall) -> str | None:
         return self.suggest(call) if self.suggest is not None else None
@@ -253,6 +382,12 @@ class ApprovalPipeline:
                 return LayerResult(
                     MODE, "continue", "plan mode: a trusted MCP server marks this tool read-only"
                 )
+            if call.tool == EXIT_PLAN_MODE:
+                return LayerResult(
+                    MODE, "continue", "plan mode: the user approves the plan, or not"
+                )
+            if sticky is None and self.read_only is not None and self.read_only(call):
+                return LayerResult(MODE, "continue", "plan mode: a read-only command")
             return LayerResult(
                 MODE,
                 "deny",

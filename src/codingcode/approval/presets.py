@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +21,8 @@ from urllib.parse import urlsplit
 from codingcode.approval import shell
 from codingcode.approval.paths import classify_glob, classify_path, has_glob, lexical
 from codingcode.approval.paths import spellings as classify_spellings
+from codingcode.approval.roles import call_roles, role_by_name
+from codingcode.tools.definition import ArgRole
 
 
 @dataclass(frozen=True)
@@ -118,9 +120,21 @@ class PresetVerdict:
     reason: str
 
 
-def check(tool: str, args: dict[str, Any], project: Path, cwd: Path) -> PresetVerdict:
-    """The preset rules' verdict on one call: deny beats ask beats continue."""
-    findings = list(_findings(tool, args, project, cwd))
+def check(
+    tool: str,
+    args: dict[str, Any],
+    project: Path,
+    cwd: Path,
+    roles: Mapping[str, ArgRole] | None = None,
+) -> PresetVerdict:
+    """The preset rules' verdict on one call: deny beats ask beats continue.
+
+    ``roles`` are the call's argument roles (declared by its tool, or inferred: see
+    :mod:`codingcode.approval.roles`); the rules read them, never the tool's name.
+    """
+    if roles is None:
+        roles = call_roles({}, args, tool)
+    findings = list(_findings(args, project, cwd, roles))
     for want in ("deny", "ask"):
         for rule_id, why in findings:
             action = BY_ID[rule_id].action if rule_id in BY_ID else "ask"
@@ -155,59 +169,77 @@ PATH_KEYS = frozenset(
 COMMAND_KEYS = frozenset({"command", "cmd", "script", "shell_command"})
 
 
-def _findings(tool: str, args: dict[str, Any], project: Path, cwd: Path) -> Iterator[Finding]:
+def _findings(
+    args: dict[str, Any], project: Path, cwd: Path, roles: Mapping[str, ArgRole]
+) -> Iterator[Finding]:
     proj = str(project)
-    if tool == "execute_command":
-        cmd_cwd = str(cwd)
-        yield from _path_findings(cmd_cwd, proj, "the command runs in")
-        command = args.get("command")
-        if isinstance(command, str):
-            yield from command_findings(command, lexical(cmd_cwd, proj))
-        return
-    if tool in ("read_file", "write_file", "edit_file"):
-        path = args.get("path")
-        if isinstance(path, str):
-            yield from _path_findings(path, proj, f"{tool} of")
-        return
-    if tool == "search_files":
-        path = args.get("path")
-        if isinstance(path, str):
-            yield from (
-                f for f in _path_findings(path, proj, "search_files in") if f[0] in ("R8", "R9")
-            )
-        pattern = args.get("pattern")
-        if isinstance(pattern, str):
-            yield from _glob_findings(pattern, proj, "search_files pattern", only=("R8",))
-        return
-    if tool == "search_code":
-        glob = args.get("glob")
-        if isinstance(glob, str):
-            yield from _glob_findings(glob, proj, "search_code glob")
-        return
-    if tool == "fetch_url":
-        url = args.get("url")
-        if isinstance(url, str) and url.lower().startswith("file:"):
-            yield from _path_findings(urlsplit(url).path or "/", proj, "fetch_url of")
-        return
-    if tool in ("todo_write", "web_search", "tool_search", "dispatch_agent"):
-        return
-    # Any other tool (MCP, custom): the paths and commands its arguments carry.
-    yield from _generic_findings(args, proj)
+    has_command = any(r == "command" for r in roles.values())
+    # a content-searching tool (it has a text argument) reads the files its glob matches;
+    # a name-listing one only walks directories
+    reads_matches = any(r == "text" for r in roles.values())
+    unroled: dict[str, Any] = {}
+    for name, value in args.items():
+        role = roles.get(name)
+        if role is None:
+            unroled[name] = value
+            continue
+        values = value if isinstance(value, list) else [value]
+        for v in values:
+            if not isinstance(v, str):
+                continue
+            if role == "command":
+                cmd_cwd = str(cwd)
+                yield from command_findings(v, lexical(cmd_cwd, proj))
+            elif role == "cwd":
+                yield from _path_findings(v, proj, "the command runs in")
+            elif role == "path":
+                yield from _path_findings(v, proj, f"{name} names")
+            elif role == "directory":
+                yield from (
+                    f for f in _path_findings(v, proj, f"{name} walks") if f[0] in ("R8", "R9")
+                )
+            elif role == "glob":
+                yield from _glob_findings(
+                    v, proj, f"{name} pattern", only=None if reads_matches else ("R8",)
+                )
+            elif role == "url" and v.lower().startswith("file:"):
+                yield from _path_findings(urlsplit(v).path or "/", proj, f"{name} of")
+            # content and text are data, not places or programs
+    if has_command and "cwd" not in roles.values():
+        yield from _path_findings(str(cwd), proj, "the command runs in")
+    if unroled and not roles:
+        # A tool that declares nothing (an MCP or custom tool): the paths and commands
+        # its arguments carry, by their names and by how they look.
+        yield from _generic_findings(unroled, proj)
+    elif unroled:
+        # Declared tools: nested values are still scanned for what looks like a path.
+        yield from _generic_findings(unroled, proj, only_looks=True)
 
 
-def _generic_findings(args: Any, proj: str, key: str = "") -> Iterator[Finding]:
+def _generic_findings(
+    args: Any, proj: str, key: str = "", *, only_looks: bool = False, depth: int = 0
+) -> Iterator[Finding]:
+    if depth > 32:
+        return
     if isinstance(args, dict):
         for k, v in args.items():
-            yield from _generic_findings(v, proj, str(k).lower())
+            yield from _generic_findings(
+                v, proj, str(k).lower(), only_looks=only_looks, depth=depth + 1
+            )
     elif isinstance(args, list):
         for v in args:
-            yield from _generic_findings(v, proj, key)
+            yield from _generic_findings(v, proj, key, only_looks=only_looks, depth=depth + 1)
     elif isinstance(args, str):
-        if key in COMMAND_KEYS:
+        role = None if only_looks else role_by_name(key)
+        if role == "command" or (not only_looks and key in COMMAND_KEYS):
             yield from command_findings(args, proj)
-        elif key in PATH_KEYS or args.startswith(("/", "~", "./", "../")):
+        elif (
+            role in ("path", "cwd")
+            or (not only_looks and key in PATH_KEYS)
+            or (args.startswith(("/", "~", "./", "../")) and "\n" not in args[:4096])
+        ):
             yield from _path_findings(args, proj, f"argument {key or 'value'}")
-        elif key == "url" and args.lower().startswith("file:"):
+        elif (role == "url" or key == "url") and args.lower().startswith("file:"):
             yield from _path_findings(urlsplit(args).path or "/", proj, "url")
 
 
@@ -239,7 +271,7 @@ def _glob_findings(
 
 
 # -- commands ---------------------------------------------------------------------------
-def command_findings(command: str, cwd: str) -> Iterator[Finding]:
+def command_findings(command: str, cwd: str, _depth: int = 0) -> Iterator[Finding]:
     analysis = shell.analyze(command, cwd)
     for why in analysis.downloads_into_shell:
         yield "R3", why
@@ -259,6 +291,12 @@ def command_findings(command: str, cwd: str) -> Iterator[Finding]:
             yield "R5", f"{base} appears in a command that could not be parsed"
     for why in analysis.opaque:
         yield OPAQUE_ID, why
+    if _depth < 2:
+        for text, where, prog in analysis.speculative:
+            for rule_id, why in command_findings(text, where or cwd, _depth=_depth + 1):
+                if rule_id != OPAQUE_ID:
+                    yield OPAQUE_ID, f"{prog} may run {text[:60]!r} as commands ({why})"
+                    break
 
 
 def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Finding]:
@@ -301,12 +339,15 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
                 yield "R4", f"{prog} -m {mode} sets the {bit} bit"
     # R1
     yield from _root_delete(c)
+    yield from _stdin_paths(c)
+    yield from _maybe_runs(c)
+    yield from _paths_inside_arguments(c)
     # R3: a file downloaded earlier in this command line, run now
     if analysis.downloaded_files and c.argv:
         runs: list[shell.Word] = []
         if (
             prog in shell.SHELLS
-            or (prog is not None and shell._interpreter(prog))
+            or (prog is not None and shell.is_interpreter(prog))
             or prog in shell.SOURCE_BUILTINS
         ):
             runs = [w for w in args if not w.text.startswith("-")][:1]
@@ -329,7 +370,7 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
             continue
         yield from _word_paths(t, cwd, f"the redirect {r.op}")
     # an interpreter reading its script from a here-doc / here-string / echo
-    if prog is not None and shell._interpreter(prog) and c.stdin is not None and c.stdin.text:
+    if prog is not None and shell.is_interpreter(prog) and c.stdin is not None and c.stdin.text:
         yield from _code_text_findings(c.stdin.text)
     # R6–R8 through a recursive read of a directory that holds the protected files
     if prog is not None and _reads_recursively(prog, args) and cwd is not None:
@@ -341,8 +382,8 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
     if c.argv and "/" in c.argv[0].text:
         checked.insert(0, c.argv[0])
     code_flags = (
-        shell._code_flags(prog)
-        if prog and (prog in shell.SHELLS or shell._interpreter(prog))
+        shell.code_flags(prog)
+        if prog and (prog in shell.SHELLS or shell.is_interpreter(prog))
         else ()
     )
     for i, w in enumerate(checked):
@@ -350,7 +391,7 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
             continue
         if (
             prog is not None
-            and shell._interpreter(prog)
+            and shell.is_interpreter(prog)
             and i > 0
             and checked[i - 1].text in code_flags
         ):
@@ -367,6 +408,7 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
         if "=" in w.text and not w.dynamic:
             value = w.text.split("=", 1)[1]
             yield from _word_paths(shell.literal_word(value), cwd, f"{prog} option")
+        yield from _embedded_paths(w, cwd, prog)
 
 
 _CODE_RUNS = re.compile(
@@ -436,6 +478,10 @@ def _code_text_findings(code: str) -> Iterator[Finding]:
 
 def _word_paths(w: shell.Word, cwd: str | None, what: str) -> Iterator[Finding]:
     text = w.text
+    if w.dynamic and w.fallback and shell.DYN not in w.fallback and cwd is not None:
+        # ${F:-.env}: what it is when the variable is empty or unset
+        for rid in sorted(classify_path(w.fallback, cwd)):
+            yield rid, f"{what} {w.fallback} (the default of {w.shown})"
     if not text or text == shell.DYN:
         return
     if cwd is None and not text.startswith(("/", "~")):
@@ -455,6 +501,97 @@ def _word_paths(w: shell.Word, cwd: str | None, what: str) -> Iterator[Finding]:
         return
     for rid in sorted(classify_path(text, base_cwd)):
         yield rid, f"{what} {text}"
+
+
+_FILE_URL = re.compile(r"file:(?://[^/]*)?(/[^\s'\"]*)", re.IGNORECASE)
+#: Programs that take the names of files to read on stdin (one per line or word).
+FILE_LIST_READERS = frozenset({"cpio", "afio", "pax", "zip", "7z", "7za", "rsync", "tar"})
+
+
+def _embedded_paths(w: shell.Word, cwd: str | None, prog: str | None) -> Iterator[Finding]:
+    """Paths inside an argument: ``file:///etc/shadow`` URLs, ``@/path`` (curl -d @F),
+    ``-I/path`` style values."""
+    text = w.text
+    if w.dynamic or not text:
+        return
+    for m in _FILE_URL.finditer(text):
+        from urllib.parse import unquote
+
+        yield from _word_paths(shell.literal_word(unquote(m.group(1))), cwd, f"{prog} URL")
+    at = text.rfind("@")
+    if at >= 0 and text[at + 1 : at + 2] in ("/", "~", "."):
+        yield from _word_paths(shell.literal_word(text[at + 1 :]), cwd, f"{prog} @file")
+
+
+def _stdin_paths(c: shell.Command) -> Iterator[Finding]:
+    """``echo ~/.ssh/id_rsa | cpio -o``: file names a program reads from its stdin."""
+    stdin = c.stdin
+    prog = c.program
+    if stdin is None or stdin.text is None or prog not in FILE_LIST_READERS:
+        return
+    if prog in ("tar", "rsync") and not any(
+        w.text in ("-T", "--files-from", "-") or w.text.startswith("--files-from")
+        for w in c.argv[1:]
+    ):
+        return
+    if prog == "zip" and not any(w.text == "-@" for w in c.argv[1:]):
+        return
+    for name in stdin.text.split():
+        expanded = name
+        yield from _word_paths(shell.literal_word(expanded), c.cwd, f"{prog} reads from stdin")
+
+
+NOT_RUNNERS = shell.NON_RUNNERS
+
+
+def _maybe_runs(c: shell.Command) -> Iterator[Finding]:
+    """An unknown program given the name of a forbidden one may well run it: ``foo sudo
+    id`` is asked about (a known non-runner like ``grep -rn sudo`` is not)."""
+    prog = c.program
+    if prog is None or prog in shell.NAME_ARGS or prog in PRIVILEGE or prog in SHUTDOWN:
+        return
+    if prog in shell.WRAPPERS or c.transparent:
+        return
+    for w in c.argv[1:]:
+        if w.dynamic or w.text.startswith("-"):
+            continue
+        base = posixpath.basename(w.text)
+        if base in PRIVILEGE or base in SHUTDOWN:
+            yield OPAQUE_ID, f"{prog} may run {base} (a program the analysis does not know)"
+            return
+
+
+_TOKEN = re.compile(r"""(?:~|\.{0,2})/[^\s'"`;,)}\]@|]*|(?<![\w.-])\.env(?:\.[\w.-]+)?(?![\w.-])""")
+
+
+def _paths_inside_arguments(c: shell.Command) -> Iterator[Finding]:
+    """An unknown program's arguments may hold paths inside a larger text (``apache2 -C
+    'Include /etc/shadow'``, ``--conf={"file": "~/.ssh/id_rsa"}``): every path-like token
+    is checked. Programs known to take plain text (grep patterns, commit messages, echo)
+    are left alone."""
+    prog = c.program
+    if prog is None or prog in NAMES_ONLY or c.cwd is None:
+        return
+    words = list(c.argv[1:])
+    if prog in NOT_RUNNERS:
+        # tar --transform=s@.*@/etc/passwd@ renames what it extracts to that path
+        words = [
+            w
+            for i, w in enumerate(words)
+            if w.text.startswith(("--xform", "--transform"))
+            or (i > 0 and words[i - 1].text in ("--xform", "--transform"))
+        ]
+        if prog != "tar" or not words:
+            return
+    for w in words:
+        text = w.text
+        if w.dynamic or not any(ch in text for ch in " ={:,@'\"") or len(text) > 4096:
+            continue  # a plain word was checked as a path already
+        for token in _TOKEN.findall(text):
+            for rid, why in _word_paths(shell.literal_word(token), c.cwd, f"{prog} argument"):
+                if rid in ("R6", "R7") and prog in METADATA_ONLY:
+                    continue
+                yield rid, why
 
 
 def _first_positional(args: Iterable[shell.Word]) -> str | None:

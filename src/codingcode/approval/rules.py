@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from codingcode.approval import presets, shell
 from codingcode.approval.paths import begin_decision, glob_to_regex, home_dir, lexical, spellings
 from codingcode.approval.pipeline import RULES, LayerResult, ToolCall
+from codingcode.approval.roles import call_roles, first_with
 from codingcode.config import Scope, Settings, SettingsError, load_settings
 
 RuleAction = Literal["allow", "ask", "deny"]
@@ -109,12 +110,24 @@ def split_rule(text: str) -> tuple[str, str | None]:
 class _Compiled:
     rule: Rule
     index: int  # position in the sorted order
-    tool_re: re.Pattern[str]
+    tool_re: re.Pattern[str] | None  # None for a literal tool name (compared as text)
     tool_is_literal: bool
     kind: str  # "all" | "command" | "path" | "domain" | "param:NAME" | "value" | "url"
-    regex: str  # the SPEC as a regex over the subject of its kind
+    #: the SPEC as a regex over the subject of its kind ("" for a path rule until needed:
+    #: see :func:`_regex_of`)
+    regex: str
     #: For path rules: the absolute glob (its literal components index the rule).
     glob: str = ""
+    spec: str = ""
+
+
+def _regex_of(c: _Compiled) -> str:
+    if c.regex or c.kind not in ("path", "shellpath"):
+        return c.regex
+    absolute = c.glob
+    if absolute.endswith("/**"):  # `dir/**` also means the directory itself
+        return glob_to_regex(absolute[:-3]) + "(?:/.*)?"
+    return glob_to_regex(absolute)
 
 
 def _command_regex(spec: str) -> str:
@@ -140,17 +153,14 @@ def path_pattern(spec: str, project: Path) -> str:
     return str(project).rstrip("/") + "/" + (spec[2:] if spec.startswith("./") else spec)
 
 
-def _path_regex(spec: str, project: Path) -> str:
-    absolute = path_pattern(spec, project)
-    if absolute.endswith("/**"):  # `dir/**` also means the directory itself
-        return glob_to_regex(absolute[:-3]) + "(?:/.*)?"
-    return glob_to_regex(absolute)
-
-
 def _compile(rule: Rule, index: int, project: Path) -> _Compiled:
+    return replace(_compile_kind(rule, index, project), spec=split_rule(rule.text)[1] or "")
+
+
+def _compile_kind(rule: Rule, index: int, project: Path) -> _Compiled:
     tool, spec = split_rule(rule.text)
-    tool_re = re.compile(fnmatch.translate(tool))
     literal = not any(c in tool for c in "*?[")
+    tool_re = None if literal else re.compile(fnmatch.translate(tool))
     if spec is None or spec == "*":
         return _Compiled(rule, index, tool_re, literal, "all", "")
     if literal and tool == "execute_command":
@@ -178,7 +188,7 @@ def _compile(rule: Rule, index: int, project: Path) -> _Compiled:
             tool_re,
             literal,
             "path",
-            _path_regex(spec, project),
+            "",  # made from the glob when a call first needs it
             path_pattern(spec, project),
         )
     if literal and tool == "fetch_url":
@@ -188,7 +198,7 @@ def _compile(rule: Rule, index: int, project: Path) -> _Compiled:
 
 def _rule_key(c: _Compiled) -> str | None:
     """A literal a subject must contain for the rule to match (for indexing), if any."""
-    spec = c.rule.spec or ""
+    spec = c.spec
     if c.kind == "command":
         if spec.endswith(":*"):
             spec = spec[:-2] + " *"
@@ -219,15 +229,24 @@ class _KindIndex:
 
     def __init__(self, kind: str, rules: list[_Compiled]) -> None:
         self.kind = kind
-        self.keyed: dict[str, list[tuple[_Compiled, re.Pattern[str]]]] = {}
-        self.unkeyed: list[tuple[_Compiled, re.Pattern[str]]] = []
+        # Patterns are compiled on first use: a call only touches the rules keyed by what
+        # it names (start-up stays linear and cheap with 20,000 rules).
+        self.keyed: dict[str, list[_Compiled]] = {}
+        self.unkeyed: list[_Compiled] = []
+        self._patterns: dict[int, re.Pattern[str]] = {}
         for c in rules:
-            entry = (c, re.compile(c.regex, re.DOTALL))
             key = _rule_key(c)
             if key is None:
-                self.unkeyed.append(entry)
+                self.unkeyed.append(c)
             else:
-                self.keyed.setdefault(key, []).append(entry)
+                self.keyed.setdefault(key, []).append(c)
+
+    def _pattern(self, c: _Compiled) -> re.Pattern[str]:
+        found = self._patterns.get(c.index)
+        if found is None:
+            found = re.compile(_regex_of(c), re.DOTALL)
+            self._patterns[c.index] = found
+        return found
 
     def best(self, subjects: Sequence[str]) -> _Compiled | None:
         best: _Compiled | None = None
@@ -238,10 +257,10 @@ class _KindIndex:
                 if found:
                     groups.append(found)
             for group in groups:
-                for c, pattern in group:  # each group is in rule order: stop at the first
+                for c in group:  # each group is in rule order: stop at the first
                     if best is not None and c.index >= best.index:
                         break
-                    if pattern.fullmatch(subject):
+                    if self._pattern(c).fullmatch(subject):
                         best = c
                         break
         return best
@@ -299,8 +318,16 @@ def _subjects(kind: str, call: ToolCall) -> list[str]:
         v = args.get(kind[6:])
         return [] if v is None else [v if isinstance(v, str) else json.dumps(v)]
     if kind == "path":
-        key = PRIMARY_ARG.get(call.tool, "path")
-        v = args.get(key)
+        roles = call_roles(call.arg_roles, args, call.tool, call.origin.kind)
+        v = next(
+            (
+                args[n]
+                for want in ("path", "directory", "glob")
+                for n, r in roles.items()
+                if r == want and n in args
+            ),
+            args.get(PRIMARY_ARG.get(call.tool, "path")),
+        )
         if not isinstance(v, str):
             return []
         if call.tool == "search_code":
@@ -332,29 +359,62 @@ class RuleEngine:
             enumerate(rules), key=lambda p: (-p[1].priority, _STRICTNESS[p[1].action], p[0])
         )
         self.rules: list[Rule] = [r for _, r in ordered]
-        self._compiled = [_compile(r, i, self.project) for i, r in enumerate(self.rules)]
+        # Start-up is linear and cheap: rules are grouped by tool name here and compiled
+        # only when a call of their tool first needs them (20,000 rules: bench_rules.py).
+        self._by_tool: dict[str, list[int]] = {}
+        self._glob_tools: list[tuple[int, re.Pattern[str]]] = []
+        for i, r in enumerate(self.rules):
+            tool = split_rule(r.text)[0]
+            if any(c in tool for c in "*?["):
+                self._glob_tools.append((i, re.compile(fnmatch.translate(tool))))
+            else:
+                self._by_tool.setdefault(tool, []).append(i)
+        self._compiled_cache: dict[int, _Compiled] = {}
         self._plans: dict[str, _ToolPlan] = {}
 
-    def _plan(self, tool: str) -> _ToolPlan:
-        plan = self._plans.get(tool)
+    def _compiled(self, i: int) -> _Compiled:
+        found = self._compiled_cache.get(i)
+        if found is None:
+            found = _compile(self.rules[i], i, self.project)
+            self._compiled_cache[i] = found
+        return found
+
+    def _plan(self, tool: str, *, runs_commands: bool = False) -> _ToolPlan:
+        key = f"{tool}\0{runs_commands}"
+        plan = self._plans.get(key)
         if plan is None:
-            mine = [c for c in self._compiled if c.tool_re.fullmatch(tool)]
+            indices = list(self._by_tool.get(tool, ()))
+            indices += [i for i, pattern in self._glob_tools if pattern.fullmatch(tool)]
+            mine = [self._compiled(i) for i in sorted(indices)]
+            if runs_commands:
+                # The SPEC of a rule for a tool that runs a command line (its argument role
+                # is ``command``) is a command pattern, as for execute_command.
+                mine = [
+                    replace(c, kind="command", regex=_command_regex(c.spec))
+                    if c.kind == "value" and c.tool_is_literal
+                    else c
+                    for c in mine
+                ]
             files = []
-            if tool == "execute_command":
+            if runs_commands:
+                literal_file_rules = sorted(
+                    i for t in (*FILE_TOOLS, "search_code") for i in self._by_tool.get(t, ())
+                )
                 files = [
                     replace(c, kind="shellpath")
-                    for c in self._compiled
+                    for c in map(self._compiled, literal_file_rules)
                     if c.kind == "path" and c.rule.action != "allow" and c.tool_is_literal
                 ]
             plan = _ToolPlan(_RuleSet(mine), _RuleSet(files))
             if len(self._plans) < 4096:
-                self._plans[tool] = plan
+                self._plans[key] = plan
         return plan
 
     # -- the layer ------------------------------------------------------------------
     def evaluate(self, call: ToolCall) -> LayerResult:
         begin_decision()
-        verdict = presets.check(call.tool, call.args, call.project_path, call.cwd)
+        roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
+        verdict = presets.check(call.tool, call.args, call.project_path, call.cwd, roles)
         user = self.evaluate_user(call)
         if verdict.action == "deny":
             return LayerResult(RULES, "deny", verdict.reason, verdict.rule, preset=True)
@@ -367,16 +427,20 @@ class RuleEngine:
         return LayerResult(RULES, "continue", "no rule matches this call")
 
     def evaluate_user(self, call: ToolCall) -> LayerResult | None:
-        plan = self._plan(call.tool)
+        roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
+        command = first_with(roles, call.args, "command")
+        plan = self._plan(call.tool, runs_commands=command is not None)
         if not plan.all and not plan.file_restrict:
             return None
-        if call.tool == "execute_command" and isinstance(call.args.get("command"), str):
-            return self._evaluate_command(call, plan)
+        if command is not None:
+            # any tool that runs a command line: its rules match every simple command
+            return self._evaluate_command(call, plan, command)
         found = plan.all.best_for_call(call)
         return _result(found) if found is not None else None
 
-    def _evaluate_command(self, call: ToolCall, plan: _ToolPlan) -> LayerResult | None:
-        command = str(call.args["command"])
+    def _evaluate_command(
+        self, call: ToolCall, plan: _ToolPlan, command: str
+    ) -> LayerResult | None:
         cwd = lexical(str(call.cwd), call.project_path)
         analysis = shell.analyze(command, cwd)
         winners: list[_Compiled] = []
@@ -604,7 +668,8 @@ class Policy:
 
     def ignored_grants(self, *, distrust_project: bool = False) -> list[str]:
         kept = self.without_untrusted_grants(distrust_project=distrust_project)
-        ignored = [f"allow rule {r.text}" for r in self.rules if r not in kept.rules]
+        kept_ids = {id(r) for r in kept.rules}  # identity: linear in the number of rules
+        ignored = [f"allow rule {r.text}" for r in self.rules if id(r) not in kept_ids]
         if self.default_mode != kept.default_mode:
             ignored.append(f"defaultMode {self.default_mode}")
         return ignored
@@ -635,7 +700,8 @@ def rules_from_section(
         try:
             split_rule(text)
             rule = Rule(text.strip(), action, priority, scope, str(source), reason, trusted)
-            _compile(rule, 0, Path("/"))
+            if "[" in text:  # the only way a rule's pattern can fail to compile
+                re.compile(_regex_of(_compile(rule, 0, Path("/"))))
         except (RuleSyntaxError, re.error) as exc:
             raise SettingsError(f"Invalid settings in {source}: {where} {text!r}: {exc}.") from None
         rules.append(rule)

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from codingcode.approval.audit import AuditLog
 from codingcode.approval.confirm import Confirmer
 from codingcode.approval.hooks import POST_APPROVAL, HookBus, PreToolUseHooks, load_command_hooks
-from codingcode.approval.pipeline import ApprovalPipeline, Validate
-from codingcode.approval.rules import Policy, RuleEngine, add_rule, load_policy, local_settings_path
+from codingcode.approval.pipeline import ApprovalPipeline, ToolCall, Validate
+from codingcode.approval.rules import (
+    Policy,
+    Rule,
+    RuleEngine,
+    add_rule,
+    load_policy,
+    local_settings_path,
+)
 from codingcode.config import (
     Scope,
     Settings,
@@ -63,22 +72,144 @@ def build_pipeline(
         log = None
     state = {"engine": engine}
 
-    def persist(action: str, text: str) -> None:
-        path = local_settings_path(project)
-        created = not path.exists()
-        add_rule(path, action, text, project=project)  # type: ignore[arg-type]
+    def persist(action: str, text: str, scope: str = "local") -> None:
+        from codingcode.approval.grants import split_rules
+        from codingcode.approval.rules import RuleSyntaxError, settings_path_for
+
+        local = local_settings_path(project)
+        path = settings_path_for(Scope.USER, project) if scope == "user" else local
+        created = path == local and not path.exists()
+        rules = split_rules(text)
+        try:
+            for one in rules:  # all checked before any is written
+                RuleEngine([Rule(one, "allow")], project)
+        except RuleSyntaxError as exc:
+            raise ValueError(str(exc)) from None
+        for one in rules:
+            add_rule(path, action, one, project=project)  # type: ignore[arg-type]
         if created:
             ignore_local_settings(path)  # personal answers stay out of git
         fresh = load_policy(project).without_untrusted_grants(distrust_project=distrust)
         state["engine"] = RuleEngine(fresh.rules, project)  # applies from the next call on
 
+    def session_engine(texts: list[str]) -> RuleEngine:
+        from codingcode.approval.grants import split_rules
+        from codingcode.approval.rules import RuleSyntaxError
+
+        try:
+            rules = [Rule(one, "allow") for t in texts for one in split_rules(t)]
+            return RuleEngine(rules, project)
+        except RuleSyntaxError as exc:
+            raise ValueError(str(exc)) from None
+
     pipeline = ApprovalPipeline(
         lambda call: state["engine"].evaluate(call),
-        suggest=lambda call: state["engine"].suggest(call),
+        suggest=lambda call: suggest_grant(call, state["engine"]),
         pre_hooks=hooks if hooks else None,
         confirmer=confirmer,
         validate=validate,
         persist=persist,
         record=log.record if log is not None else None,
+        read_only=read_only_command(project, approvals_settings(settings, distrust)),
+        precheck=precheck_edit,
     )
+    pipeline.make_engine = session_engine
+    approvals = approvals_settings(settings, distrust)
+    if approvals.get("autoAllowSandboxed") is True:
+        pipeline.contained = sandbox_contains(project, trust_project=not distrust)
     return pipeline, effective, ignored
+
+
+def sandbox_contains(project: Path, *, trust_project: bool) -> Callable[[ToolCall], bool]:
+    """``approvals.autoAllowSandboxed``: a command tool's call the sandbox fully contains —
+    the sandbox is on and enforced, no network, writes only to the project (no extra
+    writable roots), run from inside the project."""
+    from codingcode.approval.paths import is_inside
+
+    verdict: dict[str, bool] = {}
+
+    def sandbox_ok() -> bool:
+        if "ok" not in verdict:
+            verdict["ok"] = sandbox_fully_contains(project, trust_project=trust_project)
+        return verdict["ok"]
+
+    def check(call: ToolCall) -> bool:
+        if "command" not in call.arg_roles.values() or call.origin.kind == "mcp":
+            return False
+        if not is_inside(str(call.cwd), call.project_path):
+            return False
+        return sandbox_ok()
+
+    return check
+
+
+def sandbox_fully_contains(project: Path, *, trust_project: bool = True) -> bool:
+    """Whether the project's sandbox is on, enforced here, offline, and writes only the project."""
+    from codingcode.sandbox.backends import NoneBackend
+    from codingcode.sandbox.policy import Network, SandboxMode
+    from codingcode.sandbox.service import SandboxService
+
+    try:
+        service = SandboxService.for_project(project, trust_project=trust_project)
+        policy = service.policy
+        if not policy.contained or policy.network is not Network.NONE:
+            return False
+        if policy.mode is not SandboxMode.WORKSPACE_WRITE or policy.writable_roots:
+            return False
+        return not isinstance(service.backend(), NoneBackend)
+    except Exception:  # no backend on this machine, bad settings: not contained
+        return False
+
+
+def approvals_settings(settings: Settings, distrust_project: bool) -> dict[str, Any]:
+    """The ``approvals`` section: user settings always, a project's only once trusted
+    (what it holds grants: more commands unasked)."""
+    merged: dict[str, Any] = {}
+    for f, value in settings.sources("approvals"):
+        if not isinstance(value, dict):
+            continue
+        if f.scope is not Scope.USER and (distrust_project or not f.trusted):
+            continue
+        for key, v in value.items():
+            if key == "readOnlyCommands" and isinstance(v, dict):
+                merged.setdefault(key, {}).update(v)
+            else:
+                merged[key] = v
+    return merged
+
+
+def suggest_grant(call: ToolCall, engine: RuleEngine) -> str | None:
+    """The narrowest useful rule for a grant (commands), else the engine's suggestion."""
+    if call.tool == "exit_plan_mode":
+        return None  # each plan is approved on its own
+    if call.tool == "execute_command":
+        from codingcode.approval.grants import narrow_rule
+
+        return narrow_rule(call.tool, call.args, call.project_path, call.cwd)
+    return engine.suggest(call)
+
+
+def read_only_command(project: Path, approvals: dict[str, Any]) -> Callable[[ToolCall], str | None]:
+    from codingcode.approval.readonly import classify, programs_with
+
+    programs = programs_with(approvals.get("readOnlyCommands"))
+
+    def check(call: ToolCall) -> str | None:
+        roles = call.arg_roles
+        command_arg = next((k for k, r in roles.items() if r == "command"), None)
+        if command_arg is None or call.effects is None:
+            return None
+        command = call.args.get(command_arg)
+        if not isinstance(command, str):
+            return None
+        verdict = classify(command, str(call.cwd), call.project_path, programs)
+        return f"a read-only command: {verdict.reason}" if verdict.read_only else None
+
+    return check
+
+
+def precheck_edit(call: ToolCall) -> str | None:
+    from codingcode.approval.preview import preview
+
+    seen = preview(call.tool, call.args, call.project_path)
+    return seen.error if seen is not None else None

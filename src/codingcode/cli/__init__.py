@@ -107,6 +107,17 @@ def fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def _robust_streams() -> None:
+    """Bytes that are not UTF-8 never crash the command: stdin keeps them as lone surrogates
+    (the audit and the model's wire format escape them), stdout writes such characters as
+    their ``\\uXXXX`` escape (in JSON output, the same character again)."""
+    for stream, errors in ((sys.stdin, "surrogateescape"), (sys.stdout, "backslashreplace")):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(errors=errors)
+
+
 #: Options the root accepts that a sub-command may take too: given before the sub-command
 #: (``codingcode --mode plan check ...``), they are handed to it, or refused when it has
 #: no such option — never silently dropped.
@@ -174,17 +185,6 @@ def hoist_global_options(argv: list[str], root: object) -> list[str]:
             )
     moved = [part for _, parts in given for part in parts]
     return [*path, *moved, *rest[len(path) :]]
-
-
-def _robust_streams() -> None:
-    """Bytes that are not UTF-8 never crash the command: stdin keeps them as lone surrogates
-    (the audit and the model's wire format escape them), stdout writes such characters as
-    their ``\\uXXXX`` escape (in JSON output, the same character again)."""
-    for stream, errors in ((sys.stdin, "surrogateescape"), (sys.stdout, "backslashreplace")):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            with contextlib.suppress(ValueError, OSError):
-                reconfigure(errors=errors)
 
 
 def run() -> None:

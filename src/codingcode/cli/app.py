@@ -7,13 +7,15 @@ Ctrl-C cancels the running prompt, not the session; Ctrl-D (or /exit) ends it.
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from codingcode.cli.agent_commands import cli_session, depth_of, run_with_sigint, summarize_args
+from codingcode.cli.agent_commands import cli_session, depth_of, summarize_args
 from codingcode.cli.tool_commands import check_mode, project_dir
 
 if TYPE_CHECKING:
@@ -21,10 +23,10 @@ if TYPE_CHECKING:
     from rich.live import Live
     from rich.status import Status
 
-    from codingcode.agent.session import AgentSession
+    from codingcode.agent.session import AgentSession, Outcome
     from codingcode.agent.sessions.store import LoadedSession
-    from codingcode.agent.transcript import AgentEvent
-    from codingcode.approval.confirm import Answer, ConfirmRequest
+    from codingcode.agent.transcript import AgentEvent, ToolCall
+    from codingcode.approval.confirm import ConfirmRequest, Reply
 
 
 # -- interactive -------------------------------------------------------------------------
@@ -39,6 +41,9 @@ class TerminalView:
         self.live: Live | None = None
         #: The "waiting for the model" spinner, while a request has no answer yet.
         self.waiting: Status | None = None
+        #: The project (for the diff of an applied change) and each edit's text before it.
+        self.project: Path | None = None
+        self.before: dict[str, str | None] = {}
 
     def _stop_live(self) -> None:
         self._stop_waiting()
@@ -97,8 +102,11 @@ class TerminalView:
                 f"{indent}[bold cyan]●[/] [bold]{escape(event.call.name)}[/]"
                 f"([dim]{escape(summarize_args(event.call))}[/])"
             )
+            self._remember(event.call)
         elif isinstance(event, ToolCallFinished):
             self.render_result(indent, event.result.content, event.result.is_error)
+            if not event.result.is_error:
+                self._show_applied(indent, event.call)
         elif isinstance(event, TodosChanged):
             self.render_todos(event.todos)
         elif isinstance(event, SubAgentStarted):
@@ -106,6 +114,30 @@ class TerminalView:
         elif isinstance(event, SubAgentFinished):
             status = "finished" if event.ok else "stopped"
             self.console.print(f"{indent}[magenta]↲ sub-agent {escape(event.agent)} {status}[/]")
+
+    def _remember(self, call: ToolCall) -> None:
+        """The file's text before an edit or write (for the diff shown once it is applied)."""
+        from codingcode.approval.preview import snapshot
+
+        if self.project is None or not isinstance(call.arguments, dict):
+            return
+        if call.name in ("edit_file", "write_file") and len(self.before) < 256:
+            self.before[call.id] = snapshot(call.name, call.arguments, self.project)
+
+    def _show_applied(self, indent: str, call: ToolCall) -> None:
+        from rich.text import Text
+
+        from codingcode.approval.preview import applied_diff
+
+        if call.id not in self.before or self.project is None:
+            return
+        before = self.before.pop(call.id)
+        assert isinstance(call.arguments, dict)
+        diff = applied_diff(call.name, call.arguments, self.project, before)
+        if diff is None or diff.empty:
+            return
+        self.console.print(f"{indent}  {diff.stat()}", style="dim", markup=False)
+        self.console.print(Text.from_ansi(diff.render(max_lines=40, color=True)))
 
     def render_result(self, indent: str, content: str, is_error: bool) -> None:
         from rich.markup import escape
@@ -134,7 +166,12 @@ class TerminalView:
 
 
 class TerminalConfirmerApp:
-    """The approval pipeline's confirmation prompt, asked in the app (one at a time)."""
+    """The approval pipeline's confirmation, asked in the app (one question at a time).
+
+    One key answers (y, s, p, u, n, t); a grant shows the rule it saves, editable, before
+    saving it; t asks for a line sent to the model as the reason. Ctrl-C at the question
+    interrupts the whole turn (the other calls are cancelled too).
+    """
 
     def __init__(self, console: Console, view: TerminalView) -> None:
         import anyio
@@ -142,49 +179,140 @@ class TerminalConfirmerApp:
         self.console = console
         self.view = view
         self.lock = anyio.Lock()
+        #: Called on Ctrl-C at a question: cancels the turn.
+        self.on_interrupt: Callable[[], None] | None = None
+        #: Set when the user interrupted this turn: queued questions are not asked.
+        self.interrupted = False
 
-    async def confirm(self, request: ConfirmRequest) -> Answer:
-        from prompt_toolkit import PromptSession
-        from rich.markup import escape
-
-        from codingcode.approval.confirm import Answer, describe_call
-
+    async def confirm(self, request: ConfirmRequest) -> Reply:
         async with self.lock:
+            if self.interrupted:
+                return self._interrupt()
             self.view.finish()
-            session_id = str(getattr(request.call, "session_id", ""))
-            who = ""
-            if depth_of(session_id, self.view.root) > 0:
-                who = f" (asked by sub-agent {escape(session_id.rsplit('/', 1)[-1])})"
+            return await self._ask(request)
+
+    def _interrupt(self) -> Reply:
+        from codingcode.approval.confirm import Answer, Reply
+
+        if not self.interrupted and self.on_interrupt is not None:
+            self.on_interrupt()
+        self.interrupted = True
+        return Reply(Answer.DENY, interrupted=True)
+
+    async def _ask(self, request: ConfirmRequest) -> Reply:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.key_binding import KeyBindings
+        from rich.text import Text
+
+        from codingcode.approval.confirm import (
+            Answer,
+            Reply,
+            describe_call,
+            describe_capabilities,
+            headline,
+            offered,
+            why_asked,
+        )
+
+        call = request.call
+        session_id = str(getattr(call, "session_id", ""))
+        who = ""
+        if depth_of(session_id, self.view.root) > 0:
+            who = f" (asked by sub-agent {session_id.rsplit('/', 1)[-1]})"
+        title = Text("\n? ", style="bold yellow")
+        title.append(f"{headline(call)}{who}", style="bold")
+        title.append(f"  [{call.tool}]", style="dim")
+        self.console.print(title)
+        self.console.print(Text.from_ansi(describe_call(call, color=True)))
+        self.console.print(Text(f"Why you are asked: {why_asked(request)}.", style="dim"))
+        caps = describe_capabilities(request.capabilities)
+        if caps:
+            self.console.print(Text(f"If allowed, the sandbox lets it: {caps}.", style="dim"))
+        choices = offered(request)
+        if any(a.grants for _, a, _ in choices):
             self.console.print(
-                f"\n[bold yellow]?[/] [bold]{escape(request.call.tool)}[/]{who} needs your "
-                f"approval: {escape(request.reason)}"
+                Text(f"A 'yes' for the session or always saves: {request.suggested_rule}")
             )
-            self.console.print(escape(describe_call(request.call)), highlight=False)
-            choices = {"a": Answer.ALLOW, "d": Answer.DENY}
-            label = "[a]llow once  [d]eny"
-            if request.suggested_rule:
-                choices |= {"w": Answer.ALWAYS, "n": Answer.NEVER}
-                label += "  al[w]ays  [n]ever"
-                self.console.print(
-                    f'[dim]always/never saves the rule "{escape(request.suggested_rule)}" to '
-                    ".codingcode/settings.local.json[/]"
+        yes = [f"{k}) {w}" for k, a, w in choices if a.allows]
+        no = [f"{k}) {w}" for k, a, w in choices if not a.allows]
+        for row in (yes, no):  # whole lines: the keys are never cut or eaten
+            self.console.print(Text("   ".join(row)), soft_wrap=True)
+        keys = [k for k, _, _ in choices]
+        bindings = KeyBindings()
+        for key in keys:
+
+            def pick(event: object, key: str = key) -> None:
+                event.app.exit(result=key)  # type: ignore[attr-defined]
+
+            bindings.add(key)(pick)
+            bindings.add(key.upper())(pick)
+
+        @bindings.add("c-c")
+        def interrupt(event: object) -> None:
+            event.app.exit(result="^C")  # type: ignore[attr-defined]
+
+        @bindings.add("<any>")
+        def ignore(event: object) -> None:
+            pass
+
+        ask: PromptSession[str] = PromptSession(key_bindings=bindings)
+        try:
+            key = await ask.prompt_async(f"Allow? [{'/'.join(keys)}] ", handle_sigint=False)
+        except (KeyboardInterrupt, EOFError):
+            key = "^C"
+        if key == "^C":
+            return self._interrupt()
+        answer, said = next((a, w) for k, a, w in choices if k == key)
+        self.console.print(Text(f"→ {said}", style="bold"))
+        line: PromptSession[str] = PromptSession()
+        try:
+            if key == "t":
+                text = await line.prompt_async("Tell the model: ", handle_sigint=False)
+                return Reply(Answer.DENY, message=text.strip() or None)
+            if answer.grants and request.suggested_rule:
+                rule = await line.prompt_async(
+                    "Rule to save (edit it, Enter to save): ",
+                    default=request.suggested_rule,
+                    handle_sigint=False,
                 )
-            words = {"allow": "a", "yes": "a", "y": "a", "deny": "d", "no": "d"}
-            words |= {"always": "w", "never": "n"} if request.suggested_rule else {}
-            session: PromptSession[str] = PromptSession()
-            while True:
-                try:
-                    reply = (await session.prompt_async(f"{label} > ")).strip().lower()
-                except (KeyboardInterrupt, EOFError):
-                    return Answer.DENY
-                key = words.get(reply, reply[:1] if len(reply) == 1 else reply)
-                if key in choices:
-                    return choices[key]
-                self.console.print(f"[dim]Answer one of: {label}[/]")
+                return Reply(answer, rule=rule.strip() or None)
+        except (KeyboardInterrupt, EOFError):
+            return self._interrupt()
+        return Reply(answer)
 
 
 HELP = """/help lists the commands; !cmd runs a shell command; @path attaches a file.
-Ctrl-C cancels the running prompt; Ctrl-D or /exit quits."""
+Ctrl-C interrupts the model and its running commands; Ctrl-C twice at an empty prompt,
+Ctrl-D or /exit quits. Shift+Tab cycles the mode: default → acceptEdits → plan."""
+
+#: What Shift+Tab cycles through (bypass only by --mode or settings, never by a key).
+MODE_CYCLE = ("default", "acceptEdits", "plan")
+
+
+async def run_turn(
+    session: AgentSession, text: str, confirmer: TerminalConfirmerApp, console: Console
+) -> Outcome:
+    """Send ``text``; Ctrl-C (SIGINT) interrupts the turn: the model's stream stops,
+    running calls are cancelled (their processes killed), the model is told, and the app
+    returns to the prompt. The handler is the loop's own and nothing replaces it during the
+    turn (the questions read Ctrl-C as a key), so it works after any number of approvals."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    confirmer.interrupted = False
+
+    def interrupt(how: str) -> None:
+        if not confirmer.interrupted:
+            confirmer.interrupted = True
+            console.print(f"[yellow]Interrupted ({how}).[/] Stopping the running calls…")
+        session.cancel(f"interrupted by the user ({how})")
+
+    confirmer.on_interrupt = lambda: interrupt("Ctrl-C")
+    loop.add_signal_handler(signal.SIGINT, lambda: interrupt("Ctrl-C"))
+    try:
+        return await session.send(text)
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 def run_interactive(
@@ -217,7 +345,18 @@ async def _interactive(
     ) as session:
         view.root = session.session_id
         view.model = str(session.model)
-        return await _prompt_loop(console, view, session, project)
+        view.project = session.project
+        from codingcode.tools.plan_mode import make_exit_plan_mode_tool
+
+        def leave_plan() -> str:
+            set_mode(session, "default")
+            console.print("[green]Plan approved.[/] Mode: default (edits are asked about).")
+            return "default"
+
+        session.service.register(
+            make_exit_plan_mode_tool(leave_plan, lambda: session.mode), replace=True
+        )
+        return await _prompt_loop(console, view, session, project, confirmer)
 
 
 def untrusted_grants(project: Path) -> bool:
@@ -263,35 +402,79 @@ async def ask_trust(console: Console, project: Path) -> None:
         )
 
 
+def set_mode(session: AgentSession, mode: str) -> None:
+    """Switch the session's permission mode (what its next calls are decided under)."""
+    session.mode = mode
+    session.runner.mode = mode
+
+
 async def _prompt_loop(
-    console: Console, view: TerminalView, session: AgentSession, project: Path
+    console: Console,
+    view: TerminalView,
+    session: AgentSession,
+    project: Path,
+    confirmer: TerminalConfirmerApp,
 ) -> int:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
+    from prompt_toolkit.key_binding import KeyBindings
 
     from codingcode.agent.model import ModelError
     from codingcode.config import user_state_dir
 
     history_file = user_state_dir() / "prompt-history"
     history_file.parent.mkdir(parents=True, exist_ok=True)
+    bindings = KeyBindings()
+
+    @bindings.add("c-c")
+    def ctrl_c(event: object) -> None:
+        buffer = event.app.current_buffer  # type: ignore[attr-defined]
+        if buffer.text:
+            buffer.reset()  # a first Ctrl-C clears what was typed
+        else:
+            event.app.exit(exception=KeyboardInterrupt)  # type: ignore[attr-defined]
+
     from codingcode.cli import slash
+
+    @bindings.add("escape", "escape")
+    def rewind_list(event: object) -> None:
+        from prompt_toolkit.application import run_in_terminal
+
+        text = slash.rewind_list(session)
+        run_in_terminal(lambda: console.print(text, markup=False, highlight=False))
+
+    @bindings.add("s-tab")
+    def cycle_mode(event: object) -> None:
+        current = session.mode if session.mode in MODE_CYCLE else MODE_CYCLE[-1]
+        set_mode(session, MODE_CYCLE[(MODE_CYCLE.index(current) + 1) % len(MODE_CYCLE)])
+        event.app.invalidate()  # type: ignore[attr-defined]
+
+    def message() -> str:
+        return "› " if session.mode == "default" else f"{session.mode} › "
 
     prompt: PromptSession[str] = PromptSession(
         history=FileHistory(str(history_file)),
+        key_bindings=bindings,
         completer=slash.make_completer(project),
     )
     commands = slash.SlashHandler(console, session)
+    armed = False  # a Ctrl-C at the empty prompt: the next one quits
     console.print(
         f"[bold]codingcode[/] — {session.model} — mode {session.mode} — {project}\n[dim]{HELP}[/]"
     )
     try:
         while True:
             try:
-                text = (await prompt.prompt_async("› ")).strip()
+                text = (await prompt.prompt_async(message)).strip()
             except KeyboardInterrupt:
+                if armed:
+                    break
+                armed = True
+                console.print("[dim]Press Ctrl-C again to exit (or type /exit).[/]")
                 continue
             except EOFError:
                 break
+            armed = False
             if not text:
                 continue
             # /commands, !shell and @file mentions (cli/slash.py); None: nothing to send.
@@ -302,7 +485,7 @@ async def _prompt_loop(
                 continue
             text = handled.prompt
             try:
-                outcome = await run_with_sigint(session, text)
+                outcome = await run_turn(session, text, confirmer, console)
             except ModelError as exc:
                 view.finish()
                 console.print(f"[red]error:[/] {exc.message}")
@@ -312,6 +495,8 @@ async def _prompt_loop(
                 console.print("[yellow]Cancelled.[/] The session goes on.")
             elif not outcome.ok:
                 console.print(f"[red]{outcome.text}[/]")
+            if session.mode != "default":
+                console.print(f"[dim]mode: {session.mode} (Shift+Tab to change)[/]")
             console.print(slash.status_line(session), style="dim", markup=False, highlight=False)
     finally:
         view.finish()

@@ -64,6 +64,7 @@ async def _check_one(runner: Any, tool: str, args: Any, mode: str | None) -> dic
         else:
             decision = await runner.decide(tool, args, dry_run=True)
         result: dict[str, Any] = decision.to_json()
+        result["capabilities"] = _capabilities(runner, tool, decision)
     except AgentError as exc:
         result = {
             "decision": "deny",
@@ -74,6 +75,42 @@ async def _check_one(runner: Any, tool: str, args: Any, mode: str | None) -> dic
     finally:
         runner.mode = saved
     return result
+
+
+def _capabilities(runner: Any, tool: str, decision: Any) -> dict[str, Any]:
+    """The capability set the call gets (issue 11): an allowed call's own; for an ask, the
+    one it gets once approved; for a deny, none. ``exposes``: which of the sandbox's masked
+    paths that set shows the call."""
+    import os
+
+    from codingcode.approval.capabilities import capabilities_for
+    from codingcode.approval.pipeline import ToolCall
+    from codingcode.capabilities import NO_CAPABILITIES
+
+    caps = decision.capabilities
+    if decision.decision == "ask":
+        roles: dict[str, Any] = {}
+        effects = None
+        if tool in runner.service:
+            definition, _ = runner.service.validate(tool, decision.args)
+            roles, effects = definition.arg_roles, definition.effects
+        call = ToolCall(tool, decision.args, runner.project_path, arg_roles=roles, effects=effects)
+        caps = capabilities_for(call)
+    elif decision.decision != "allow":
+        caps = NO_CAPABILITIES
+    out: dict[str, Any] = caps.to_json()
+    if decision.decision == "ask":
+        out["once_approved"] = True
+    policy = getattr(runner.launcher, "policy", None)
+    if tool == "execute_command" and policy is not None:
+        from codingcode.sandbox.backends import call_view, mask_resolver
+
+        view = call_view(mask_resolver(policy), dict(os.environ), caps)
+        shown = [*view.exposed, *(x for inner in view.hollow.values() for x in inner)]
+        out["exposes"] = [
+            {"path": str(p), "access": "read-write" if w else "read-only"} for p, w in shown
+        ]
+    return out
 
 
 def register(app: typer.Typer) -> None:

@@ -21,14 +21,31 @@ _MARKS = {True: "yes", False: "NO ", None: "off"}
 
 
 def _service(project: Path) -> SandboxService:
+    from codingcode.approval.capabilities import deny_rule_masks
+    from codingcode.approval.rules import load_policy
     from codingcode.config import load_settings, untrusted_note
-    from codingcode.sandbox.policy import load_policy_with_ignored
+    from codingcode.sandbox.policy import load_policy_with_ignored, with_deny_read
     from codingcode.sandbox.service import SandboxService
 
-    policy, ignored = load_policy_with_ignored(project, load_settings(project))
+    settings = load_settings(project)
+    policy, ignored = load_policy_with_ignored(project, settings)
     if ignored:
         typer.echo(untrusted_note([w.describe() for w in ignored], project), err=True)
-    return SandboxService.from_policy(policy)
+    # The user's deny rules on read paths are masks too, as in every session.
+    rules = load_policy(project, settings).rules
+    return SandboxService.from_policy(with_deny_read(policy, deny_rule_masks(rules, project)))
+
+
+def _auto_allow(project: Path) -> str:
+    """The ``approvals.autoAllowSandboxed`` setting, and whether it applies here."""
+    from codingcode.approval.setup import approvals_settings, sandbox_fully_contains
+    from codingcode.config import load_settings
+
+    if approvals_settings(load_settings(project), False).get("autoAllowSandboxed") is not True:
+        return "off (approvals.autoAllowSandboxed)"
+    if sandbox_fully_contains(project):
+        return "on: commands the sandbox fully contains run unasked"
+    return "set, but not in effect: the sandbox is off, online or writes outside the project"
 
 
 @sandbox_app.command("status")
@@ -49,7 +66,9 @@ def status_command(
     finally:
         service.close()
     if as_json:
-        typer.echo(json.dumps(report.as_json(), indent=2))
+        data = report.as_json()
+        data["auto_allow_sandboxed"] = _auto_allow(project_dir(project))
+        typer.echo(json.dumps(data, indent=2))
     else:
         p = report.policy
         typer.echo(f"backend: {report.backend}")
@@ -58,12 +77,25 @@ def status_command(
             f"policy:  mode {p.mode.value}, network {p.network.value}, "
             f"backend setting {p.backend.value}, extra writable roots: {roots}"
         )
+        typer.echo(f"auto-allow when sandboxed: {_auto_allow(project_dir(project))}")
         if report.error:
             typer.echo(f"error:   {report.error}")
         for check in report.checks:
             typer.echo(f"  [{_MARKS[check.enforced]}] {check.title}")
             for detail in check.details:
                 typer.echo(f"        - {detail}")
+        if report.masks:
+            typer.echo("masks (each probed live; [ - ] nothing to probe on this machine):")
+        for mask in report.masks:
+            mark = "-  " if mask.enforced is None else _MARKS[mask.enforced]
+            what = f" — {mask.what}" if mask.what else ""
+            typer.echo(f"  [{mark}] {mask.pattern}{what} ({mask.origin})")
+            for detail in mask.details if mask.enforced is False else []:
+                typer.echo(f"        - {detail}")
+        if report.limits:
+            typer.echo("limits:")
+        for limit in report.limits:
+            typer.echo(f"  - {limit}")
     if report.error:
         raise typer.Exit(1)
 

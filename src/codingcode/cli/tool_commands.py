@@ -80,12 +80,17 @@ def register(app: typer.Typer) -> None:
         """Run one tool call and print its output."""
         import anyio
 
+        from codingcode.approval.confirm import TerminalConfirmer
         from codingcode.cli.tool_service import cli_tool_service
         from codingcode.runner import build_runner
 
         args = parse_args_json(args_json)
         root = project_dir(project)
-        runner = build_runner(root, mode=check_mode(mode), service=cli_tool_service())
+        # On a terminal the user is asked, as in the app; without one an ask is a deny.
+        confirmer = TerminalConfirmer() if TerminalConfirmer.available() else None
+        runner = build_runner(
+            root, mode=check_mode(mode), service=cli_tool_service(), confirmer=confirmer
+        )
         if runner.ignored_grants:
             from codingcode.config import untrusted_note
 

@@ -8,7 +8,7 @@ when the server's entry says ``trusted``, the worst case otherwise.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import mcp_types as types
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -16,19 +16,31 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from codingcode.tools.definition import ToolAnnotations, ToolDefinition, ToolExecCtx, ToolOrigin
 
 
-def _args_model(name: str, schema: Mapping[str, Any]) -> type[BaseModel]:
-    """A pydantic model that validates arguments against the server's JSON Schema."""
-    from jsonschema import validators
+class _SchemaCheck:
+    """A server's JSON Schema, compiled on the first call of its tool (not at import: a
+    server may offer thousands of tools, and checking a schema costs milliseconds)."""
 
-    try:
-        cls = validators.validator_for(dict(schema))
-        cls.check_schema(dict(schema))
-        validator: Any = cls(dict(schema))
-    except Exception:  # an invalid schema: let the server judge the arguments
-        validator = None
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self.schema = dict(schema)
+        self._validator: Any = None
+        self._ready = False
 
-    def check(cls_: type[BaseModel], data: Any) -> Any:
-        if validator is not None and isinstance(data, dict):
+    def validator(self) -> Any:
+        if not self._ready:
+            from jsonschema import validators
+
+            try:
+                cls = validators.validator_for(self.schema)
+                cls.check_schema(self.schema)
+                self._validator = cls(self.schema)
+            except Exception:  # an invalid schema: let the server judge the arguments
+                self._validator = None
+            self._ready = True
+        return self._validator
+
+    def __call__(self, cls_: type[BaseModel], data: Any) -> Any:
+        validator = self.validator() if isinstance(data, dict) else None
+        if validator is not None:
             errors = sorted(validator.iter_errors(data), key=lambda e: list(e.path))
             if errors:
                 shown = []
@@ -38,12 +50,28 @@ def _args_model(name: str, schema: Mapping[str, Any]) -> type[BaseModel]:
                 raise ValueError("; ".join(shown))
         return data
 
-    namespace: dict[str, Any] = {
-        "model_config": ConfigDict(extra="allow"),
-        "_check": model_validator(mode="before")(classmethod(check)),  # type: ignore[arg-type]
-        "__module__": __name__,
-    }
-    return type(f"{name}_mcp_args", (BaseModel,), namespace)
+
+class McpArguments(BaseModel):
+    """The arguments of an MCP tool: any JSON object its server's schema accepts.
+
+    One subclass per tool holds that tool's :class:`_SchemaCheck`; the validator is
+    defined once here, and the subclasses defer their build, so making one costs little.
+    """
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+    schema_check: ClassVar[_SchemaCheck | None] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        return cls.schema_check(cls, data) if cls.schema_check is not None else data
+
+
+def _args_model(name: str, schema: Mapping[str, Any]) -> type[BaseModel]:
+    """A pydantic model that validates arguments against the server's JSON Schema
+    (compiled on first use, so importing 20,000 tools costs little more than listing them)."""
+    namespace: dict[str, Any] = {"schema_check": _SchemaCheck(schema), "__module__": __name__}
+    return type(f"{name}_mcp_args", (McpArguments,), namespace)
 
 
 def _annotations(tool: types.Tool, trusted: bool) -> ToolAnnotations:

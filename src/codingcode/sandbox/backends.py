@@ -26,17 +26,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codingcode.capabilities import CapabilitySet
 from codingcode.errors import DeniedError
 from codingcode.process import LaunchPlan
 from codingcode.sandbox import seccomp
 from codingcode.sandbox.landlock_exec import Spec
+from codingcode.sandbox.masks import DEFAULT_MASKS, MaskResolver, MaskSpec
 from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
 
 #: Inside the sandbox this variable names the backend (tools and tests can tell).
 MARKER_ENV = "CODINGCODE_SANDBOX"
-
-#: Files every backend hides, besides ``~/.ssh`` and the settings' ``masked_paths``.
-SYSTEM_SECRETS = (Path("/etc/shadow"), Path("/etc/gshadow"))
 
 
 class SandboxError(DeniedError):
@@ -53,9 +52,92 @@ def home_dirs(env: Mapping[str, str]) -> list[Path]:
     return list(dict.fromkeys(Path(os.path.realpath(h)) for h in homes))
 
 
-def secret_paths(policy: SandboxPolicy, env: Mapping[str, str]) -> list[Path]:
-    paths = [*SYSTEM_SECRETS, *(h / ".ssh" for h in home_dirs(env)), *policy.masked_paths]
-    return list(dict.fromkeys(Path(os.path.realpath(p)) for p in paths))
+def mask_specs(policy: SandboxPolicy) -> list[MaskSpec]:
+    """Every pattern masked under ``policy``: the defaults, ``masked_paths``, ``denyRead``
+    and the deny rules the front end passed in."""
+    return [
+        *DEFAULT_MASKS,
+        *(MaskSpec(str(p), "sandbox.masked_paths") for p in policy.masked_paths),
+        *policy.deny_read,
+    ]
+
+
+def mask_resolver(policy: SandboxPolicy) -> MaskResolver:
+    keep = list(policy.writable_roots)
+    return MaskResolver(mask_specs(policy), policy.project, keep_visible=keep)
+
+
+@dataclass
+class CallView:
+    """One call's masks: what stays hidden, and what its capability set exposes."""
+
+    #: Hidden entirely (an empty read-only directory or an empty file in its place).
+    masked: dict[Path, MaskSpec] = field(default_factory=dict)
+    #: Masked directories that show only the named paths inside them: dir -> [(path, writable)].
+    hollow: dict[Path, list[tuple[Path, bool]]] = field(default_factory=dict)
+    #: Masked paths the call named, shown as they are: (path, writable).
+    exposed: list[tuple[Path, bool]] = field(default_factory=list)
+    #: What could not be masked or exposed, and why.
+    notes: list[str] = field(default_factory=list)
+
+    def all_masks(self) -> dict[Path, MaskSpec]:
+        return dict(self.masked)
+
+
+def call_view(
+    resolver: MaskResolver, env: Mapping[str, str], capabilities: CapabilitySet | None
+) -> CallView:
+    """The masks for one call: every mask, less exactly the paths its approval named.
+
+    A named path equal to a mask shows that path (read-only unless the call writes it);
+    a named path inside a masked directory shows that one path in an otherwise empty
+    directory. A named *parent* of a mask exposes nothing. Only symlink-free named paths
+    are exposed, so a link cannot smuggle another masked file in under an approved name.
+    """
+    resolved = resolver.resolve(home_dirs(env))
+    view = CallView(notes=list(resolved.notes))
+    named = _named_paths(capabilities)
+    for path, spec in resolved.paths.items():
+        if not spec.exposable:
+            view.masked[path] = spec
+            continue
+        if path in named:
+            view.exposed.append((path, named[path]))
+            continue
+        inner = [
+            (p, w)
+            for p, w in named.items()
+            if path in p.parents and os.path.realpath(p) == str(p) and os.path.lexists(p)
+        ]
+        if inner and path.is_dir():
+            view.hollow[path] = inner
+        view.masked[path] = spec
+    for path in view.hollow:
+        del view.masked[path]
+    return view
+
+
+def _masked_notes(view: CallView) -> tuple[tuple[str, str], ...]:
+    """(path, what masked it and how to allow it), for the tool's hint on a failure."""
+    notes = [(str(p), s.how_to_allow(str(p))) for p, s in view.masked.items()]
+    for path in view.hollow:
+        notes.append(
+            (
+                str(path),
+                f"{path} is masked by the sandbox; this call sees only the paths inside it "
+                "that it named.",
+            )
+        )
+    return tuple(notes)
+
+
+def _named_paths(capabilities: CapabilitySet | None) -> dict[Path, bool]:
+    if capabilities is None:
+        return {}
+    named = {Path(os.path.normpath(p)): False for p in capabilities.read_paths}
+    for p in capabilities.write_paths:
+        named[Path(os.path.normpath(p))] = True
+    return {p: w for p, w in named.items() if p.is_absolute()}
 
 
 #: Variable names that usually hold credentials (the agent's own model keys among them):
@@ -241,16 +323,26 @@ class BubblewrapBackend:
     masks: MaskFiles
     name: str = "bubblewrap"
     _filter: bytes = field(init=False, repr=False)
+    resolver: MaskResolver = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        self.resolver = mask_resolver(self.policy)
         network = self.policy.network is Network.ALLOW
         self._filter = seccomp.build_filter(
             seccomp.socket_families(network=network, private_netns=not network)
         )
 
-    def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan:
+    def plan(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        capabilities: CapabilitySet | None = None,
+    ) -> LaunchPlan:
         policy = self.policy
         network = policy.network is Network.ALLOW
+        view = call_view(self.resolver, env, capabilities)
         args = [
             self.bwrap,
             "--unshare-user",
@@ -289,11 +381,7 @@ class BubblewrapBackend:
         if policy.mode is SandboxMode.WORKSPACE_WRITE:
             for path in protected_paths(policy.project):
                 args += ["--ro-bind", str(path), str(path)]
-        for path in secret_paths(policy, env):
-            if path.is_dir():
-                args += ["--ro-bind", str(self.masks.empty_dir), str(path)]
-            elif path.exists():
-                args += ["--ro-bind", str(self.masks.unreadable), str(path)]
+        args += self._mask_args(view)
         args += ["--ro-bind", str(self.masks.passwd), "/etc/passwd"]
         fd = _write_memfd("codingcode-seccomp", self._filter)
         args += [
@@ -311,8 +399,28 @@ class BubblewrapBackend:
             *argv,
         ]
         return LaunchPlan(
-            args, scrub_env(env, policy.keep_env), pass_fds=(fd,), finish=self._finish()
+            args,
+            scrub_env(env, policy.keep_env),
+            pass_fds=(fd,),
+            finish=self._finish(),
+            masked=_masked_notes(view),
         )
+
+    def _mask_args(self, view: CallView) -> list[str]:
+        args: list[str] = []
+        for path in view.masked:
+            if path.is_dir():
+                args += ["--ro-bind", str(self.masks.empty_dir), str(path)]
+            elif path.exists():
+                args += ["--ro-bind", str(self.masks.unreadable), str(path)]
+        for path, inner in view.hollow.items():
+            args += ["--tmpfs", str(path)]
+            for child, writable in inner:
+                args += ["--bind" if writable else "--ro-bind", str(child), str(child)]
+            args += ["--remount-ro", str(path)]
+        for path, writable in view.exposed:
+            args += ["--bind" if writable else "--ro-bind", str(path), str(path)]
+        return args
 
     def _finish(self) -> Callable[[], str] | None:
         if self.policy.mode is not SandboxMode.WORKSPACE_WRITE:
@@ -335,9 +443,21 @@ class LandlockBackend:
     name: str = "landlock"
     #: Try namespaces (the default); False checks the Landlock + seccomp layers alone.
     namespaces: bool = True
+    resolver: MaskResolver = field(init=False, repr=False)
 
-    def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan:
+    def __post_init__(self) -> None:
+        self.resolver = mask_resolver(self.policy)
+
+    def plan(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        capabilities: CapabilitySet | None = None,
+    ) -> LaunchPlan:
         policy = self.policy
+        view = call_view(self.resolver, env, capabilities)
         writable = [str(self.masks.tmp), *map(str, policy.writable_roots)]
         if policy.mode is SandboxMode.WORKSPACE_WRITE:
             writable.insert(0, str(policy.project))
@@ -355,11 +475,14 @@ class LandlockBackend:
         }
         spec = Spec(
             network=policy.network is Network.ALLOW,
-            masked=[str(p) for p in secret_paths(policy, env)],
+            masked=[str(p) for p in view.masked],
             writable=writable,
             protect=protect,
             files=files,
         )
+        spec.hollow = [str(p) for p in view.hollow]
+        for path, writable_path in [*view.exposed, *(x for v in view.hollow.values() for x in v)]:
+            (spec.expose_write if writable_path else spec.expose).append(str(path))
         spec.namespaces = self.namespaces
         package_parent = str(Path(__file__).resolve().parents[2])
         # -I -S: no environment variables, user site or .pth files steer the helper; it
@@ -375,7 +498,12 @@ class LandlockBackend:
             from codingcode.sandbox.new_repos import watcher
 
             finish = watcher(policy.project)
-        return LaunchPlan([*helper, *spec.to_args(), "--", *argv], env, finish=finish)
+        return LaunchPlan(
+            [*helper, *spec.to_args(), "--", *argv],
+            env,
+            finish=finish,
+            masked=_masked_notes(view),
+        )
 
 
 @dataclass
@@ -385,6 +513,13 @@ class NoneBackend:
     reason: str
     name: str = "none"
 
-    def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan:
+    def plan(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        capabilities: CapabilitySet | None = None,
+    ) -> LaunchPlan:
         notice = f"[sandbox: NONE — this command ran without any containment ({self.reason})]"
         return LaunchPlan(list(argv), dict(env), notice=notice)

@@ -41,10 +41,12 @@ class Spec:
     ``masked`` paths become unreadable, ``writable`` ones writable. Where a mount
     namespace can be made, ``protect`` paths are bound read-only, ``/tmp`` and ``/run``
     become private, masked directories show ``empty``, masked files ``unreadable`` and
-    ``/etc/passwd`` is replaced by ``passwd``.
+    ``/etc/passwd`` is replaced by ``passwd``. A call's approved exposures: ``hollow``
+    masked directories show only the ``expose`` (read-only) and ``expose_write`` paths
+    inside them; an exposed path that was a mask itself is shown as it is.
     """
 
-    _LISTS = ("mask", "write", "protect")
+    _LISTS = ("mask", "write", "protect", "hollow", "expose", "exposew")
     _FILES = ("empty", "unreadable", "passwd")
 
     def __init__(
@@ -63,6 +65,9 @@ class Spec:
         self.writable = writable or []
         self.protect = protect or []
         self.files = files or {}
+        self.hollow: list[str] = []
+        self.expose: list[str] = []
+        self.expose_write: list[str] = []
 
     def to_args(self) -> list[str]:
         return [
@@ -71,13 +76,23 @@ class Spec:
             *(f"mask={p}" for p in self.masked),
             *(f"write={p}" for p in self.writable),
             *(f"protect={p}" for p in self.protect),
+            *(f"hollow={p}" for p in self.hollow),
+            *(f"expose={p}" for p in self.expose),
+            *(f"exposew={p}" for p in self.expose_write),
             *(f"{k}={v}" for k, v in self.files.items()),
         ]
 
     @classmethod
     def from_args(cls, args: list[str]) -> Spec:
         spec = cls()
-        lists = {"mask": spec.masked, "write": spec.writable, "protect": spec.protect}
+        lists = {
+            "mask": spec.masked,
+            "write": spec.writable,
+            "protect": spec.protect,
+            "hollow": spec.hollow,
+            "expose": spec.expose,
+            "exposew": spec.expose_write,
+        }
         for arg in args:
             key, _, value = arg.partition("=")
             if key == "net":
@@ -124,11 +139,24 @@ def read_rules(root: str, access: int, masked: set[str]) -> list[tuple[str, int]
 
 
 def landlock_rules(spec: Spec, abi: int) -> list[tuple[str, int]]:
-    masked = {os.path.realpath(p) for p in spec.masked if os.path.lexists(p)}
+    """Read everything but the masks, write the writable roots, and the exposed paths.
+
+    A mask inside a writable root is left to the mount view: Landlock only adds rights,
+    and denying one file of a writable directory would also forbid reading any file
+    created there later (``sandbox status`` says so when there is no mount view).
+    """
+    roots = [os.path.realpath(r) for r in spec.writable]
+    masked = {
+        os.path.realpath(p)
+        for p in [*spec.masked, *spec.hollow]
+        if os.path.lexists(p) and not any(_under(os.path.realpath(p), r) for r in roots)
+    }
     write_access = kernel.fs_access_for_abi(abi)
     rules = read_rules("/", kernel.FS_READ, masked)
-    for root in spec.writable:
-        rules += read_rules(os.path.realpath(root), write_access, masked)
+    for root in roots:
+        rules += read_rules(root, write_access, masked)
+    rules += [(p, kernel.FS_READ) for p in spec.expose]
+    rules += [(p, write_access) for p in spec.expose_write]
     rules += [(d, kernel.FS_READ_FILE | kernel.FS_WRITE_FILE) for d in _DEVICES]
     return rules
 
@@ -200,6 +228,11 @@ def build_view(spec: Spec) -> None:
     )
     held = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in keep if os.path.exists(p)}
     sources = {k: os.open(v, os.O_PATH | os.O_CLOEXEC) for k, v in spec.files.items()}
+    exposed = {
+        p: os.open(p, os.O_PATH | os.O_CLOEXEC)
+        for p in [*spec.expose, *spec.expose_write]
+        if os.path.lexists(p)
+    }
     kernel.mount(None, "/", None, kernel.MS_REC | kernel.MS_PRIVATE)
     kernel.mount("tmpfs", "/tmp", "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "mode=1777")
     for path, fd in held.items():  # parents first: sorted
@@ -220,11 +253,40 @@ def build_view(spec: Spec) -> None:
         source = sources.get("empty" if os.path.isdir(path) else "unreadable")
         if source is not None:  # else Landlock alone keeps it unreadable
             kernel.bind_read_only(f"/proc/self/fd/{source}", path)
+    _expose(spec, exposed)
     if "passwd" in sources and os.path.exists("/etc/passwd"):
         kernel.bind_read_only(f"/proc/self/fd/{sources['passwd']}", "/etc/passwd")
-    for fd in (*held.values(), *sources.values()):
+    for fd in (*held.values(), *sources.values(), *exposed.values()):
         os.close(fd)
     os.chdir(cwd)  # through the new mounts, not the old directory
+
+
+def _expose(spec: Spec, fds: dict[str, int]) -> None:
+    """The call's approved paths: a hollow directory becomes an empty tmpfs that shows only
+    them (then read-only); an exposed mask keeps its own content, read-only unless written."""
+    writable = set(spec.expose_write)
+    hollow = [h for h in spec.hollow if os.path.isdir(h)]
+    for directory in hollow:
+        kernel.mount("tmpfs", directory, "tmpfs", kernel.MS_NOSUID | kernel.MS_NODEV, "mode=755")
+    for path, fd in fds.items():
+        source = f"/proc/self/fd/{fd}"
+        if any(_under(path, h) and path != h for h in hollow):
+            if os.path.isdir(source):
+                os.makedirs(path, exist_ok=True)
+            else:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                open(path, "a").close()
+        if path in writable:
+            kernel.mount(source, path, None, kernel.MS_BIND | kernel.MS_REC)
+        else:
+            kernel.bind_read_only(source, path)
+    for directory in hollow:
+        kernel.mount(
+            None,
+            directory,
+            None,
+            kernel.MS_REMOUNT | kernel.MS_RDONLY | kernel.MS_NOSUID | kernel.MS_NODEV,
+        )
 
 
 def bring_up_loopback() -> None:

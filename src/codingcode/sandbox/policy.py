@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codingcode.config import Scope, Settings, SettingsError, SettingsFile, load_settings
+from codingcode.sandbox.masks import MaskSpec
 
 SETTINGS_KEY = "sandbox"
 
@@ -50,6 +51,8 @@ class SandboxSettings(BaseModel):
     writable_roots: list[str] = Field(default_factory=list)
     network: Literal["none", "allow"] | None = None
     masked_paths: list[str] = Field(default_factory=list)
+    #: Paths or globs every command's sandbox masks, on top of the defaults (issue 11).
+    denyRead: list[str] = Field(default_factory=list)
     #: Environment variables that look like secrets but should reach commands anyway.
     keep_env: list[str] = Field(default_factory=list)
 
@@ -80,6 +83,9 @@ class SandboxPolicy:
     writable_roots: tuple[Path, ...] = ()
     masked_paths: tuple[Path, ...] = ()
     keep_env: tuple[str, ...] = ()
+    #: Patterns masked besides the defaults: ``sandbox.denyRead`` and the user's deny rules
+    #: on paths (the front end passes those in; see :func:`with_deny_read`).
+    deny_read: tuple[MaskSpec, ...] = ()
     #: The entries this policy was built from (for messages and `sandbox status`).
     entries: tuple[SandboxEntry, ...] = field(default=(), compare=False)
 
@@ -109,7 +115,7 @@ def parse_file(file: SettingsFile) -> list[SandboxEntry]:
         value = getattr(parsed, name)
         if value is not None:
             entries.append(SandboxEntry(name, value, file.scope, file.path, file.trusted))
-    for name in ("writable_roots", "masked_paths", "keep_env"):
+    for name in ("writable_roots", "masked_paths", "denyRead", "keep_env"):
         for value in getattr(parsed, name):
             what = "name" if name == "keep_env" else "path"
             if not value.strip():
@@ -134,7 +140,7 @@ def _describe_error(error: Any) -> str:
     }
     name = str(error["loc"][0]) if error["loc"] else ""
     if error["type"] == "extra_forbidden":
-        return f"unknown key {where} (known: mode, backend, writable_roots, network, masked_paths, keep_env)"
+        return f"unknown key {where} (known: mode, backend, writable_roots, network, masked_paths, denyRead, keep_env)"
     if name in allowed:
         return f"{where} must be one of {allowed[name]}, got {error.get('input')!r}"
     return f"{where}: {error['msg']}"
@@ -163,6 +169,7 @@ def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPo
     roots: list[Path] = []
     masks: list[Path] = []
     keep_env: list[str] = []
+    deny_read: list[MaskSpec] = []
     for entry in entries:
         if entry.field == "writable_roots":
             roots.append(resolve_setting_path(entry.value, project))
@@ -170,6 +177,9 @@ def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPo
             masks.append(resolve_setting_path(entry.value, project))
         elif entry.field == "keep_env":
             keep_env.append(entry.value)
+        elif entry.field == "denyRead":
+            origin = f"sandbox.denyRead in {entry.scope.value} settings {entry.path}"
+            deny_read.append(MaskSpec(entry.value.strip(), origin))
         else:
             values[entry.field] = entry.value
     return SandboxPolicy(
@@ -180,8 +190,16 @@ def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPo
         writable_roots=tuple(dict.fromkeys(roots)),
         masked_paths=tuple(dict.fromkeys(masks)),
         keep_env=tuple(dict.fromkeys(keep_env)),
+        deny_read=tuple(deny_read),
         entries=tuple(entries),
     )
+
+
+def with_deny_read(policy: SandboxPolicy, specs: list[MaskSpec]) -> SandboxPolicy:
+    """``policy`` also masking ``specs`` (the front end's deny rules on paths)."""
+    from dataclasses import replace
+
+    return replace(policy, deny_read=tuple(dict.fromkeys([*policy.deny_read, *specs])))
 
 
 def load_policy(project: Path, settings: Settings | None = None) -> SandboxPolicy:
@@ -221,7 +239,7 @@ def widening_entries(entries: list[SandboxEntry]) -> list[Widening]:
 
     Every writable root and every ``keep_env`` name widens; ``mode``, ``network`` and
     ``backend`` widen when they rank above the value in effect at that point (the default,
-    or an earlier file's value). Masked paths only restrict and never appear here.
+    or an earlier file's value). Masked paths and denyRead only restrict and never appear here.
     """
     return _walk(entries, drop_untrusted=False)[1]
 

@@ -91,6 +91,7 @@ def main() -> None:
     result["no_new_privs"] = fields.get("NoNewPrivs", "?")
     result["cap_eff"] = fields.get("CapEff", "?")
     result["secrets"] = {p: secret_state(p) for p in spec["secrets"]}
+    result["readable"] = {p: secret_state(p) for p in spec.get("readable", [])}
     result["env_secret"] = spec["env_secret"] in os.environ
     try:
         entries = [line for line in read_text("/etc/passwd").splitlines() if line.strip()]

@@ -25,6 +25,8 @@ from typing import Any
 from codingcode.config import user_state_dir
 from codingcode.errors import AgentError
 from codingcode.process import run_command
+from codingcode.sandbox.backends import home_dirs, mask_resolver
+from codingcode.sandbox.masks import DEFAULT_MASKS, MaskSpec
 from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
 from codingcode.sandbox.service import SandboxService
 
@@ -51,18 +53,48 @@ class Check:
 
 
 @dataclass
+class MaskCheck:
+    """One mask of the list, and what the live probe saw of it (``None``: not probed)."""
+
+    pattern: str
+    what: str
+    origin: str
+    #: The paths probed for it: planted markers, or the real paths it masks here.
+    probed: list[str] = field(default_factory=list)
+    #: True: hidden in the sandbox; False: readable there; None: nothing to probe here.
+    enforced: bool | None = None
+    details: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "pattern": self.pattern,
+            "what": self.what,
+            "origin": self.origin,
+            "probed": self.probed,
+            "enforced": self.enforced,
+            "details": self.details,
+        }
+
+
+@dataclass
 class StatusReport:
     backend: str
     policy: SandboxPolicy
     checks: list[Check] = field(default_factory=list)
     #: Set when no command can run (fail closed): why, and how to fix it.
     error: str | None = None
+    #: Every mask of the list, each probed live.
+    masks: list[MaskCheck] = field(default_factory=list)
+    #: What this backend cannot enforce here, said plainly.
+    limits: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         p = self.policy
         return {
             "backend": self.backend,
             "error": self.error,
+            "masks": [m.as_json() for m in self.masks],
+            "limits": self.limits,
             "policy": {
                 "project": str(p.project),
                 "mode": p.mode.value,
@@ -70,6 +102,7 @@ class StatusReport:
                 "network": p.network.value,
                 "writable_roots": [str(r) for r in p.writable_roots],
                 "masked_paths": [str(m) for m in p.masked_paths],
+                "deny_read": [{"pattern": m.pattern, "origin": m.origin} for m in p.deny_read],
             },
             "checks": [c.as_json() for c in self.checks],
         }
@@ -84,6 +117,40 @@ class _Scratch:
     home: Path
     protected: list[Path]
     token: str
+    #: Default mask pattern -> the marker files planted for it.
+    planted: dict[str, list[Path]] = field(default_factory=dict)
+
+
+#: Default home masks that are directories (the others are single files).
+_STORE_DIRS = frozenset(
+    {".ssh", ".aws", ".azure", "gcloud", ".kube", "gh", ".gnupg", ".password-store"}
+    | {"keyrings", "kwalletd"}
+)
+
+
+def _plant(home: Path, project: Path) -> dict[str, list[Path]]:
+    """A marker for every default mask in the scratch home and project."""
+    planted: dict[str, list[Path]] = {}
+    for spec in DEFAULT_MASKS:
+        pattern = spec.pattern
+        if pattern.startswith("~/"):
+            path = home / pattern[2:]
+            if path.name in _STORE_DIRS:
+                path.mkdir(parents=True, exist_ok=True)
+                path = path / "probe-secret"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                path.write_text("probe secret\n")
+            planted[pattern] = [path]
+        elif pattern == "**/.env":
+            (project / "sub").mkdir(exist_ok=True)
+            planted[pattern] = [project / ".env", project / "sub" / ".env"]
+        elif pattern == "**/.env.*":
+            planted[pattern] = [project / ".env.local", project / "sub" / ".env.production"]
+        for path in planted.get(pattern, []):
+            path.write_text("PROBE_SECRET=1\n")
+    (project / ".env.example").write_text("TEMPLATE=1\n")
+    return planted
 
 
 def _scratch_base() -> Path:
@@ -120,8 +187,16 @@ def _scratch() -> Iterator[_Scratch]:
         home = base / "home"
         (home / ".ssh").mkdir(parents=True)
         (home / ".ssh" / "id_probe").write_text("-----BEGIN FAKE KEY-----\n")
+        planted = _plant(home, project)
         yield _Scratch(
-            base, project, outside_file, symlink_target, home, protected, secrets.token_hex(8)
+            base,
+            project,
+            outside_file,
+            symlink_target,
+            home,
+            protected,
+            secrets.token_hex(8),
+            planted,
         )
     finally:
         shutil.rmtree(base, ignore_errors=True)
@@ -182,12 +257,29 @@ async def check_guarantees(service: SandboxService) -> StatusReport:
     except AgentError as exc:
         return StatusReport("unavailable", policy, error=exc.message)
     report = StatusReport(backend, policy)
+    # The user's own masks (denyRead, deny rules, masked_paths) are probed where they are:
+    # resolved against the real project and home, and masked in the probe's sandbox too.
+    user_specs = [
+        *(MaskSpec(str(p), "sandbox.masked_paths") for p in policy.masked_paths),
+        *policy.deny_read,
+    ]
+    real = mask_resolver(replace(policy, deny_read=tuple(user_specs))).resolve(
+        home_dirs(os.environ)
+    )
+    user_paths: dict[MaskSpec, list[Path]] = {}
+    for path, spec in real.paths.items():
+        user_paths.setdefault(spec, []).append(path)
     with _scratch() as scratch:
-        probe_policy = replace(policy, project=scratch.project)
+        probe_policy = replace(
+            policy,
+            project=scratch.project,
+            masked_paths=tuple(dict.fromkeys([*policy.masked_paths, *real.paths])),
+        )
         probe_service = replace(service, policy=probe_policy)
+        mask_paths = _mask_paths(scratch, user_specs, user_paths)
         try:
             with _listeners(scratch) as listeners:
-                raw = await _run_probe(probe_service, scratch, listeners)
+                raw = await _run_probe(probe_service, scratch, listeners, mask_paths)
                 heard = {
                     "tcp": _heard(listeners["tcp"]),
                     "udp": _heard(listeners["udp"], datagram=True),
@@ -195,14 +287,100 @@ async def check_guarantees(service: SandboxService) -> StatusReport:
                     "abstract": _heard(listeners["abstract"]),
                 }
             report.checks += _judge(raw, heard, scratch, probe_policy)
+            report.masks = _judge_masks(raw, scratch, user_specs, mask_paths)
+            report.limits = _limits(backend, report.masks, real.notes)
             report.checks.append(await _check_tree(probe_service, scratch))
         finally:
             probe_service.close()
     return report
 
 
+def _mask_paths(
+    scratch: _Scratch, user_specs: list[MaskSpec], user_paths: dict[MaskSpec, list[Path]]
+) -> dict[str, list[Path]]:
+    """Per mask (keyed by pattern and origin), the paths the probe tries to read."""
+    found: dict[str, list[Path]] = {}
+    for spec in DEFAULT_MASKS:
+        if spec.pattern.startswith("/"):
+            paths = sorted(Path(p) for p in _glob(spec.pattern) if os.path.isfile(p))
+        else:
+            paths = scratch.planted.get(spec.pattern, [])
+        found[_key(spec)] = paths
+    for spec in user_specs:
+        # Under /tmp or /run a path is out of every sandbox's sight (both are private
+        # there): reading it would prove nothing, so it is not probed.
+        found[_key(spec)] = [
+            p for p in user_paths.get(spec, []) if not str(p).startswith(("/tmp/", "/run/"))
+        ]
+    return found
+
+
+def _glob(pattern: str) -> list[str]:
+    import glob
+
+    return glob.glob(pattern)
+
+
+def _key(spec: MaskSpec) -> str:
+    return f"{spec.pattern}\0{spec.origin}"
+
+
+def _judge_masks(
+    raw: dict[str, Any],
+    scratch: _Scratch,
+    user_specs: list[MaskSpec],
+    mask_paths: dict[str, list[Path]],
+) -> list[MaskCheck]:
+    states: dict[str, str] = raw.get("secrets", {}) if "error" not in raw else {}
+    checks = []
+    for spec in [*DEFAULT_MASKS, *user_specs]:
+        paths = mask_paths.get(_key(spec), [])
+        check = MaskCheck(spec.pattern, spec.what, spec.origin, [str(p) for p in paths])
+        if paths and states:
+            leaks = [f"{p}: {states.get(str(p), 'not probed')}" for p in paths]
+            leaks = [line for line in leaks if not line.endswith(": hidden")]
+            check.enforced = not leaks
+            check.details = leaks
+        elif not paths:
+            check.details.append(
+                "nothing to probe here (no such file on this machine, or only under the "
+                "sandbox's private /tmp or /run)"
+            )
+        checks.append(check)
+    return checks
+
+
+def _limits(backend: str, masks: list[MaskCheck], notes: list[str]) -> list[str]:
+    from codingcode.sandbox.masks import MAX_SCAN_ENTRIES
+
+    limits = [
+        "masks cover the files that exist when a command starts: the project walk (.env "
+        f"files, denyRead patterns) reads at most {MAX_SCAN_ENTRIES} entries and skips .git, "
+        "node_modules, virtual environments and caches; a file created during a command "
+        "is not masked",
+        "an approval exposes only paths a command names literally (no globs, no variables)",
+        *notes,
+    ]
+    if backend == "landlock":
+        limits.append(
+            "landlock: Landlock can only grant access, so it reads everything but the masked "
+            "paths; masks inside writable directories (the project's .env files) are enforced "
+            "by the helper's mount namespace only"
+        )
+        env = next((m for m in masks if m.pattern == "**/.env"), None)
+        if env is not None and env.enforced is False:
+            limits.append(
+                "landlock: this kernel gave the helper no mount namespace, so the project's "
+                ".env files and other masks inside writable directories are NOT masked here"
+            )
+    return limits
+
+
 async def _run_probe(
-    service: SandboxService, scratch: _Scratch, listeners: dict[str, Any]
+    service: SandboxService,
+    scratch: _Scratch,
+    listeners: dict[str, Any],
+    mask_paths: dict[str, list[Path]],
 ) -> dict[str, Any]:
     tmp_file = f"/tmp/codingcode-probe-{scratch.token}"
     spec = {
@@ -217,11 +395,15 @@ async def _run_probe(
         "abstract_name": listeners["abstract_name"],
         "token": scratch.token,
         "env_secret": PROBE_SECRET_ENV,
-        "secrets": [
-            "/etc/shadow",
-            str(scratch.home / ".ssh"),
-            *(str(m) for m in service.policy.masked_paths),
-        ],
+        "secrets": sorted(
+            {
+                "/etc/shadow",
+                str(scratch.home / ".ssh"),
+                *(str(m) for m in service.policy.masked_paths),
+                *(str(p) for paths in mask_paths.values() for p in paths),
+            }
+        ),
+        "readable": [str(scratch.project / ".env.example")],
     }
     env = {**os.environ, "HOME": str(scratch.home), PROBE_SECRET_ENV: scratch.token}
     result = await run_command(
@@ -314,13 +496,16 @@ def _judge(
 
     masked = Check(
         "secrets",
-        "secrets masked: ~/.ssh, /etc/shadow, /etc/passwd, masked_paths, secret env vars",
+        "secrets masked: the mask list (below), /etc/passwd, secret env vars",
         True,
     )
     for path, state in raw["secrets"].items():
         if state != "hidden":
             masked.enforced = False
             masked.details.append(f"{path}: {state}")
+    for path, state in raw.get("readable", {}).items():
+        if state == "hidden":
+            masked.details.append(f"{path} should stay readable (a template) but is not")
     if raw["env_secret"]:
         masked.enforced = False
         masked.details.append(f"${PROBE_SECRET_ENV} reached the command")

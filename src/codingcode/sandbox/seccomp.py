@@ -12,6 +12,10 @@ One filter for both backends. It refuses with ``EPERM``:
   behind a pointer the filter cannot read, and libc then falls back to ``clone``;
 - ``socket()`` of any family outside an allow list (``AF_VSOCK`` in particular is not
   network-namespaced: it reaches the host of a VM whatever the namespace);
+- setting the setuid or setgid bit (``chmod``, ``fchmod``, ``fchmodat``, ``fchmodat2``
+  with ``S_ISUID``/``S_ISGID`` in the mode: preset rule R4, enforced), while every other
+  mode change works; ``reboot`` and ``kexec_load``/``kexec_file_load`` (R5) are in the
+  list above;
 - syscalls of a foreign ABI (i386 / x32 on x86-64), which would bypass the numbers below.
 
 ``socketpair`` is never filtered, so pipes-over-sockets between a command's own
@@ -30,6 +34,8 @@ AF_INET6 = 10
 AF_NETLINK = 16
 
 CLONE_NEWUSER = 0x10000000
+#: S_ISUID | S_ISGID: a mode with either is refused (R4).
+SET_ID_BITS = 0o6000
 
 _RET_ALLOW = 0x7FFF0000
 _RET_ERRNO = 0x00050000
@@ -47,6 +53,11 @@ _OFF_ARCH = 4
 _OFF_ARG0_LOW = 16  # little-endian: the low 32 bits of args[0]
 
 
+def _arg_low(index: int) -> int:
+    """Offset of the low 32 bits of ``args[index]`` (each argument is 8 bytes)."""
+    return _OFF_ARG0_LOW + 8 * index
+
+
 class _Arch:
     """One architecture's numbers (a plain class: the helper must import fast)."""
 
@@ -60,6 +71,7 @@ class _Arch:
         clone3: int,
         unshare: int,
         denied: tuple[int, ...],
+        chmods: tuple[tuple[int, int], ...],
     ) -> None:
         self.audit_arch = audit_arch
         self.x32_bit = x32_bit
@@ -68,6 +80,8 @@ class _Arch:
         self.clone3 = clone3
         self.unshare = unshare
         self.denied = denied
+        #: (syscall, index of its mode argument) for each chmod-like call.
+        self.chmods = chmods
 
 
 # Syscall numbers: linux/arch/x86/entry/syscalls/syscall_64.tbl and asm-generic/unistd.h.
@@ -108,6 +122,7 @@ _X86_64 = _Arch(
         430,  # fsopen
         432,  # fsmount
     ),
+    chmods=((90, 1), (91, 1), (268, 2), (452, 2)),  # chmod, fchmod, fchmodat, fchmodat2
 )
 _AARCH64 = _Arch(
     audit_arch=0xC00000B7,
@@ -146,6 +161,7 @@ _AARCH64 = _Arch(
         430,  # fsopen
         432,  # fsmount
     ),
+    chmods=((52, 1), (53, 2), (452, 2)),  # fchmod, fchmodat, fchmodat2 (no chmod here)
 )
 
 _ARCHES = {"x86_64": _X86_64, "amd64": _X86_64, "aarch64": _AARCH64, "arm64": _AARCH64}
@@ -214,7 +230,14 @@ def build_filter(allowed_socket_families: frozenset[int], arch: _Arch | None = N
     p.jump(_JEQ_K, arch.socket, "socket", 0)
     p.jump(_JEQ_K, arch.clone, "newuser", 0)
     p.jump(_JEQ_K, arch.unshare, "newuser", 0)
+    for nr, index in arch.chmods:
+        p.jump(_JEQ_K, nr, f"chmod{index}", 0)
     p.ret(_RET_ALLOW)
+
+    for index in sorted({i for _, i in arch.chmods}):
+        p.label(f"chmod{index}")
+        p.load(_arg_low(index))
+        p.jump(_JSET_K, SET_ID_BITS, "deny", "allow")
 
     p.label("socket")
     p.load(_OFF_ARG0_LOW)

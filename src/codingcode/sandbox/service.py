@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from codingcode.capabilities import CapabilitySet
 from codingcode.config import Settings
 from codingcode.process import LaunchPlan
 from codingcode.sandbox.backends import (
@@ -27,12 +28,14 @@ from codingcode.sandbox.backends import (
     NoneBackend,
     SandboxError,
 )
+from codingcode.sandbox.masks import MaskSpec
 from codingcode.sandbox.policy import (
     BackendChoice,
     SandboxMode,
     SandboxPolicy,
     Widening,
     load_policy_with_ignored,
+    with_deny_read,
 )
 
 #: Path of the ``bwrap`` binary to use (default: found on PATH).
@@ -48,7 +51,14 @@ INSTALL_HINT = (
 class Backend(Protocol):
     name: str
 
-    def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan: ...
+    def plan(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        capabilities: CapabilitySet | None = None,
+    ) -> LaunchPlan: ...
 
 
 def find_bwrap() -> str | None:
@@ -121,10 +131,16 @@ class SandboxService:
 
     @classmethod
     def for_project(
-        cls, project: Path, settings: Settings | None = None, *, trust_project: bool = True
+        cls,
+        project: Path,
+        settings: Settings | None = None,
+        *,
+        trust_project: bool = True,
+        deny_read: Sequence[MaskSpec] = (),
     ) -> SandboxService:
         """From the settings files; ``trust_project=False`` treats every project file as
-        untrusted (its widening entries are ignored, its restrictions still apply)."""
+        untrusted (its widening entries are ignored, its restrictions still apply).
+        ``deny_read``: more masks from the front end (the user's deny rules on paths)."""
         if not trust_project:
             from dataclasses import replace
 
@@ -136,6 +152,8 @@ class SandboxService:
             ]
             settings = replace(settings, files=files)
         policy, ignored = load_policy_with_ignored(project, settings)
+        if deny_read:
+            policy = with_deny_read(policy, list(deny_read))
         return cls(policy, bwrap=find_bwrap(), ignored=ignored)
 
     @classmethod
@@ -143,8 +161,20 @@ class SandboxService:
         return cls(policy, bwrap=find_bwrap())
 
     # -- the Launcher protocol ---------------------------------------------------------
-    def plan(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]) -> LaunchPlan:
-        plan = self.backend().plan(argv, cwd=cwd, env=env)
+    #: ``run_command`` passes each call's capability set (see ``CapabilityLauncher``).
+    accepts_capabilities = True
+
+    def plan(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        capabilities: CapabilitySet | None = None,
+    ) -> LaunchPlan:
+        """The command as it runs contained; ``capabilities`` (what this call's approval
+        granted) lifts exactly the masks of the paths it names, nothing more."""
+        plan = self.backend().plan(argv, cwd=cwd, env=env, capabilities=capabilities)
         if self.ignored:
             from dataclasses import replace
 

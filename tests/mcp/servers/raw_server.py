@@ -5,6 +5,7 @@
 * ``big N``: the tool ``big`` returns a text of N bytes (``x`` repeated).
 * ``garbage``: prints non-JSON lines (and invalid UTF-8) on stdout around its answers.
 * ``surrogate``: the tool ``odd`` returns a text holding the JSON escape ``\\udcff``.
+* ``many N``: offers N tools (``t0`` ... ``tN-1``) in one page.
 * ``huge_line N``: answers ``tools/call`` with a single line of N bytes that never ends in
   valid JSON.
 """
@@ -54,6 +55,10 @@ for raw in sys.stdin.buffer:
                 },
             }
         )
+    elif method == "tools/list" and MODE == "many":
+        schema = {"type": "object", "properties": {"x": {"type": "integer"}}}
+        many = [{"name": f"t{i}", "inputSchema": schema} for i in range(ARG)]
+        send({"jsonrpc": "2.0", "id": rid, "result": {"tools": many}})
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS}})
     elif method == "tools/call" and MODE == "huge_line":

@@ -318,6 +318,7 @@ def _write_sync(path: Path, root: str | None, data: bytes, shown: str) -> bool:
     for _ in range(_TRIES):
         with located(str(path), root, create_dirs=True) as loc:
             name = _file_name(loc, shown, "write_file")
+            _refuse_control_file_by_link(path, loc, root, shown, "write_file")
             st = _lstat_at(loc.dir_fd, name)
             if st is not None:
                 if stat.S_ISLNK(st.st_mode):
@@ -336,9 +337,10 @@ def _write_sync(path: Path, root: str | None, data: bytes, shown: str) -> bool:
 # -- shared by write_file and edit_file ---------------------------------------------------
 #: Attempts of one write or edit when the file changes under it (another process).
 _TRIES = 8
-#: A file modified this recently may change again within one timestamp tick: its content
-#: is compared too, not just its size and times (git's "racy" check).
-_RACY_NS = 2_000_000_000
+#: A file modified this shortly before we read it may change again within the same
+#: timestamp tick (mtime unchanged): then its content is compared too, not just its size
+#: and times (git's "racy" check). Generous: timestamp ticks are a few milliseconds.
+_RACY_NS = 100_000_000
 _OPEN_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 
 
@@ -416,6 +418,30 @@ class _FsErrors:
             raise ToolFailureError(
                 f"Could not finish {verb} {shown}: {_reason(exc)}. The file is unchanged."
             ) from None
+
+
+def _refuse_control_file_by_link(
+    path: Path, loc: Located, root: str | None, shown: str, tool: str
+) -> None:
+    """A symlink in the project must not turn an ordinary path into one of the files that
+    configure codingcode, git hooks or MCP servers (approval judged the path as named, and
+    the link may have been swapped in after it did)."""
+    if root is None or loc.path == str(path):
+        return
+    from codingcode.approval.paths import CONTROL_FILES  # approval imports the tools
+
+    def control(p: str) -> bool:  # as written: ``loc.path`` has its symlinks resolved
+        rel = os.path.relpath(p, root)
+        return any(rel == c or rel.startswith(c + "/") for c in CONTROL_FILES)
+
+    if control(loc.path) and not control(str(path)):
+        real = printable(os.path.relpath(loc.path, root))
+        raise DeniedError(
+            f"{shown} leads through a symlink to {real}, which configures codingcode, git "
+            f"hooks or MCP servers; {tool} does not change such a file through a symlink. "
+            "Name it directly if it should change (it is then asked about). Nothing was "
+            "written."
+        )
 
 
 def _file_name(loc: Located, shown: str, tool: str) -> str:
@@ -697,6 +723,7 @@ def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> 
             time.sleep(min(0.002 * 2**attempt, 0.1))
         with located(str(path), root) as loc:
             name = _file_name(loc, shown, "edit_file")
+            _refuse_control_file_by_link(path, loc, root, shown, "edit_file")
             st = _lstat_at(loc.dir_fd, name)
             if st is None:
                 raise FileNotFoundError(errno.ENOENT, "No such file", str(path))
@@ -717,6 +744,7 @@ def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> 
                     continue
                 raw = _read_all(fd)
                 seen = os.fstat(fd)
+                seen_at = time.time_ns()
                 if seen.st_size != len(raw):  # grew or shrank while we read it
                     busy = _has_writers(fd)
                     continue
@@ -728,7 +756,7 @@ def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> 
                         data,
                         seen,
                         old=raw,
-                        check=_unchanged_check(loc.dir_fd, name, fd, seen, raw),
+                        check=_unchanged_check(loc.dir_fd, name, fd, seen, seen_at, raw),
                         probe_writers=False,
                     )
                 except _ChangedError as exc:
@@ -743,7 +771,7 @@ def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> 
 
 
 def _unchanged_check(
-    dir_fd: int, name: str, fd: int, seen: os.stat_result, raw: bytes
+    dir_fd: int, name: str, fd: int, seen: os.stat_result, seen_at: int, raw: bytes
 ) -> Callable[[], None]:
     """Raise _ChangedError when the file is no longer what was read (just before writing)."""
 
@@ -761,7 +789,7 @@ def _unchanged_check(
             or now.st_ctime_ns != seen.st_ctime_ns
         ):
             raise _ChangedError
-        if time.time_ns() - now.st_mtime_ns < _RACY_NS and _read_all(fd) != raw:
+        if seen_at - seen.st_mtime_ns < _RACY_NS and _read_all(fd) != raw:
             raise _ChangedError
 
     return check

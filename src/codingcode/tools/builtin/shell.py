@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from codingcode.errors import CancelledError, InvalidArgumentsError, ToolTimeoutError
@@ -56,6 +60,39 @@ def format_result(result: CommandResult) -> str:
     return "\n".join(parts)
 
 
+#: At most this many mask hints on one result.
+MAX_MASK_HINTS = 5
+_REFUSED = re.compile(r"permission denied|operation not permitted|not permitted", re.IGNORECASE)
+
+
+def mask_hints(result: CommandResult, cwd: Path, home: str | None = None) -> list[str]:
+    """Hints for a command a mask made fail: its output names a masked path (as given, or
+    relative to ``cwd``, or under ``~``), and it failed or reported a refusal."""
+    if not result.masked:
+        return []
+    text = result.stdout.text() + "\n" + result.stderr.text()
+    if result.exit_code == 0 and not _REFUSED.search(text):
+        return []
+    home = home if home is not None else os.path.expanduser("~")
+    hints = []
+    for path, how in result.masked:
+        name = os.path.basename(path)
+        if not name or name not in text:  # the cheap test first
+            continue
+        forms = {path, os.path.relpath(path, cwd)}
+        if home and (path + "/").startswith(home.rstrip("/") + "/"):
+            forms.add("~" + path[len(home.rstrip("/")) :])
+        if any(_names(text, form) for form in forms):
+            hints.append(f"[sandbox: {how}]")
+            if len(hints) >= MAX_MASK_HINTS:
+                break
+    return hints
+
+
+def _names(text: str, form: str) -> bool:
+    return re.search(r"(?<![\w.-])" + re.escape(form) + r"(?![\w.-])", text) is not None
+
+
 async def execute_command(args: ExecuteCommandArgs, ctx: ToolExecCtx) -> str:
     cwd = ctx.resolve_path(args.cwd)
     if not cwd.is_dir():
@@ -70,8 +107,9 @@ async def execute_command(args: ExecuteCommandArgs, ctx: ToolExecCtx) -> str:
         timeout_s=args.timeout_ms / 1000,
         cancel=ctx.signal,
         launcher=ctx.launcher,
+        capabilities=ctx.capabilities,
     )
-    text = format_result(result)
+    text = "\n".join([format_result(result), *mask_hints(result, cwd)])
     if result.timed_out:
         raise ToolTimeoutError(text)
     if result.cancelled:

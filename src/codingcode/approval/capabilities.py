@@ -1,0 +1,139 @@
+"""The capability set of an allowed call: exactly the paths it names (issue 11, part 2).
+
+When the pipeline allows a call, :func:`capabilities_for` lists the paths the call names —
+read, or written — so that the sandbox can show that one call exactly those of its masked
+paths (``cat .env`` after R9 asked: ``.env``, read-only) and nothing more. A path that is not
+masked gains nothing from being listed; a named *parent* of a masked path exposes nothing.
+The sandbox never sees rules; it sees this set.
+
+Commands are read through the shell analysis (:mod:`codingcode.approval.shell`), used here
+read-only: each simple command's arguments and redirect targets, resolved against that
+command's directory. Words only known at run time (``$X``, ``$(...)``) and glob patterns
+(``.env*``) name nothing: exposure follows what the rules saw, literally.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from codingcode.approval import shell
+from codingcode.approval.paths import lexical
+from codingcode.approval.presets import NAMES_ONLY
+from codingcode.capabilities import CapabilitySet
+from codingcode.sandbox.masks import MaskSpec
+
+if TYPE_CHECKING:
+    from codingcode.approval.pipeline import ToolCall
+    from codingcode.approval.rules import Rule
+
+#: Redirections that write their target.
+_WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", "1>", "2>", "1>>", "2>>"})
+#: Programs that write (or remove) every file they name.
+_WRITES_ALL = frozenset({"tee", "touch", "truncate", "rm", "shred", "unlink"})
+#: Programs whose last argument is the file or directory they write.
+_WRITES_LAST = frozenset({"cp", "mv", "install", "ln", "rsync"})
+#: Programs that edit in place with ``-i``.
+_IN_PLACE = frozenset({"sed", "perl"})
+
+
+def capabilities_for(call: ToolCall) -> CapabilitySet:
+    """What the sandbox may show this one call beyond every command's defaults."""
+    reads: set[str] = set()
+    writes: set[str] = set()
+    if call.tool == "execute_command":
+        command = call.args.get("command")
+        if isinstance(command, str):
+            _command_paths(command, lexical(str(call.cwd), call.project_path), reads, writes)
+    else:
+        effects = call.effects
+        for name, role in call.arg_roles.items():
+            value = call.args.get(name)
+            if role not in ("path", "directory") or not isinstance(value, str) or not value:
+                continue
+            path = lexical(value, call.project_path)
+            if effects is not None and "writes" in effects and role == "path":
+                writes.add(path)
+            else:
+                reads.add(path)
+    # Only what exists can be shown (a mask hides an existing path); the rest is noise.
+    return CapabilitySet(
+        read_paths=frozenset(Path(p) for p in reads - writes if os.path.lexists(p)),
+        write_paths=frozenset(Path(p) for p in writes if os.path.lexists(p)),
+    )
+
+
+def _command_paths(command: str, cwd: str, reads: set[str], writes: set[str]) -> None:
+    analysis = shell.analyze(command, cwd)
+    for c in analysis.commands:
+        if c.cwd is None:
+            continue
+        words = [w for w in c.argv[1:] if not w.dynamic and w.text]
+        program = c.program
+        written: set[int] = set()
+        if program in NAMES_ONLY:  # echo .env prints a name, it opens nothing
+            words = []
+        elif program in _WRITES_ALL:
+            written = set(range(len(words)))
+        elif program in _WRITES_LAST:
+            operands = [i for i, w in enumerate(words) if not w.text.startswith("-")]
+            written = set(operands[-1:])
+        elif program in _IN_PLACE and any(
+            w.text.startswith("-i") or w.text == "--in-place" for w in words
+        ):
+            written = set(range(len(words)))
+        for i, w in enumerate(words):
+            target = writes if i in written else reads
+            target.update(_word_paths(w, c.cwd))
+        for r in c.redirects:
+            if r.target is None or r.target.dynamic or not r.target.text:
+                continue
+            target = writes if r.op in _WRITE_REDIRECTS else reads
+            target.update(_word_paths(r.target, c.cwd))
+
+
+def _word_paths(w: shell.Word, cwd: str) -> list[str]:
+    """The path one word names: literal words only. A glob names nothing here — bash
+    expands it at run time, and the rules judged the pattern, not its matches — and
+    neither does a word built by a substitution, even one the analysis could evaluate."""
+    if w.glob or w.subst:
+        return []
+    text = w.text
+    if text.startswith("-"):
+        # --file=.env names .env; a bare option names nothing.
+        _, eq, value = text.partition("=")
+        if not eq or not value:
+            return []
+        text = value
+    return [lexical(text, cwd)]
+
+
+#: Deny rules of these tools name paths a command must not read: the sandbox masks them.
+#: (A write_file/edit_file deny rule is not a read mask: it would hide files the user
+#: only wanted kept unchanged.)
+_READ_RULE_TOOLS = frozenset({"read_file", "search_files"})
+
+
+def deny_rule_masks(rules: Iterable[Rule], project: Path) -> list[MaskSpec]:
+    """The user's deny rules on read paths as sandbox masks (never exposed by an approval:
+    the rules refuse every call that names them). The sandbox gets patterns, not rules."""
+    from codingcode.approval.rules import RuleSyntaxError, path_pattern, split_rule
+
+    masks = []
+    for rule in rules:
+        if rule.action != "deny":
+            continue
+        try:
+            tool, spec = split_rule(rule.text)
+        except RuleSyntaxError:
+            continue
+        if tool not in _READ_RULE_TOOLS or spec is None or spec.strip() in ("", "*", "**"):
+            continue
+        if re.match(r"^[A-Za-z_][\w-]*:", spec) and "/" not in spec:
+            continue  # a parameter rule (path:...), not a path
+        pattern = path_pattern(spec.strip(), project)
+        masks.append(MaskSpec(pattern, f"deny rule {rule.text}", exposable=False))
+    return masks

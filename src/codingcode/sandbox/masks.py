@@ -1,0 +1,351 @@
+"""What every command's sandbox hides unless its approval named it (issue 11, part 1).
+
+The one list: :data:`DEFAULT_MASKS`. Settings add to it (``sandbox.denyRead``), and so do
+the user's deny rules on paths (the front end turns them into patterns; the sandbox knows
+no rules). Each pattern is resolved to existing paths when a command starts:
+
+- ``~/...`` under each home of the command (its ``$HOME`` and the account's);
+- ``/...`` an absolute path or glob (``/etc/*shadow*``); ``**`` is only followed inside the
+  project;
+- anything else, and absolute patterns inside the project, by one bounded walk of the
+  project (``**/.env`` matches in every sub-directory).
+
+The walk skips ``.git``, ``node_modules``, virtual environments and caches, and stops after
+:data:`MAX_SCAN_ENTRIES` entries (the files it did not reach are not masked, and the
+result says so). It is incremental: a directory whose modification time did not change
+is not listed again, so a command's start pays a ``stat`` per directory, not a walk.
+A file created *during* a command (or after the walk stopped) is not masked by mounts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Entries the project walk looks at before it stops (a huge tree must not slow every
+#: command down); past it, files are not masked and ``notes`` says so.
+MAX_SCAN_ENTRIES = 20_000
+#: Directories the walk never enters: tool caches and installed packages, not secrets.
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        "site-packages",
+    }
+)
+#: ``.env`` templates that hold no secrets and stay readable (documented in README.md).
+ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
+#: At most this many matches of one absolute glob outside the project are masked.
+MAX_GLOB_MATCHES = 1_000
+#: At most this many paths the project walk masks for one command (each is a mount; the
+#: command line of bwrap must stay within the kernel's argument limit).
+MAX_WALK_MASKS = 2_000
+
+
+@dataclass(frozen=True)
+class MaskSpec:
+    """One pattern to mask, where it came from, and (for defaults) what it protects."""
+
+    pattern: str
+    origin: str = "default"
+    what: str = ""
+    #: Only files match (``.env`` as a directory is usually a virtual environment).
+    files_only: bool = False
+    #: File names this pattern never masks.
+    keep: frozenset[str] = frozenset()
+    #: False: no approval exposes it (a user's deny rule: the rules refuse such a call).
+    exposable: bool = True
+
+    def how_to_allow(self, path: str) -> str:
+        """For a command that failed on this mask: what hid it and how to let it through."""
+        why = f"{self.what} ({self.origin})" if self.what else self.origin
+        if not self.exposable:
+            return (
+                f"{path} is masked by the sandbox: {why}. No approval shows it; remove the "
+                "deny rule to allow it."
+            )
+        text = (
+            f"{path} is masked by the sandbox: {why}. To let one command see it, name it "
+            "literally in that command (e.g. `cat PATH`, not a glob or a variable) and approve "
+            "the call: that call alone sees exactly the paths it named, read-only unless it "
+            "writes them."
+        )
+        if self.origin.startswith("sandbox."):
+            text += f" Or remove it from {self.origin}."
+        return text
+
+
+DEFAULT_MASKS: tuple[MaskSpec, ...] = (
+    MaskSpec("**/.env", what="the project's .env files", files_only=True),
+    MaskSpec(
+        "**/.env.*",
+        what="the project's .env.* files (templates such as .env.example stay readable)",
+        files_only=True,
+        keep=ENV_TEMPLATES,
+    ),
+    MaskSpec("/etc/*shadow*", what="password hashes and their backups"),
+    MaskSpec("~/.ssh", what="SSH keys"),
+    MaskSpec("~/.aws", what="AWS credentials"),
+    MaskSpec("~/.azure", what="Azure credentials"),
+    MaskSpec("~/.config/gcloud", what="Google Cloud credentials"),
+    MaskSpec("~/.kube", what="Kubernetes credentials"),
+    MaskSpec("~/.docker/config.json", what="Docker registry credentials"),
+    MaskSpec("~/.netrc", what="netrc passwords"),
+    MaskSpec("~/.git-credentials", what="git's stored credentials"),
+    MaskSpec("~/.config/gh", what="GitHub CLI tokens"),
+    MaskSpec("~/.npmrc", what="npm tokens"),
+    MaskSpec("~/.pypirc", what="PyPI tokens"),
+    MaskSpec("~/.gnupg", what="GnuPG keys"),
+    MaskSpec("~/.password-store", what="pass password store"),
+    MaskSpec("~/.local/share/keyrings", what="GNOME keyrings"),
+    MaskSpec("~/.local/share/kwalletd", what="KDE wallets"),
+    MaskSpec("~/.cargo/credentials.toml", what="crates.io token"),
+    MaskSpec("~/.config/hub", what="hub (GitHub) tokens"),
+)
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A ``/``-separated glob as a regex: ``**`` spans directories, ``*`` and ``?`` do not,
+    ``[...]`` is a class; a trailing ``/**`` also matches the directory itself."""
+    dir_itself = pattern.endswith("/**")
+    if dir_itself:
+        pattern = pattern[:-3]
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            end = pattern.find("]", i + 2)
+            if end < 0:
+                out.append(re.escape(c))
+            else:
+                cls = _char_class(pattern[i + 1 : end])
+                if cls is None:  # not a valid class: a literal '['
+                    out.append(re.escape(c))
+                else:
+                    out.append(cls)
+                    i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out) + ("(?:/.*)?" if dir_itself else "") + r"\Z")
+
+
+def _char_class(body: str) -> str | None:
+    negate = body.startswith("!")
+    inner = body[1:] if negate else body
+    inner = inner.replace("\\", "\\\\").replace("[", "\\[")
+    if inner.startswith("^"):
+        inner = "\\" + inner
+    cls = "[" + ("^" if negate else "") + inner + "]"
+    try:
+        re.compile(cls)
+    except re.error:
+        return None
+    return cls
+
+
+def has_glob(text: str) -> bool:
+    return any(c in text for c in "*?[")
+
+
+@dataclass
+class Resolved:
+    """The existing paths to mask now (real paths), each with the spec that masks it."""
+
+    paths: dict[Path, MaskSpec] = field(default_factory=dict)
+    #: What could not be masked and why (shown by ``sandbox status`` and in hints).
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, path: str | Path, spec: MaskSpec, *, real: bool = False) -> None:
+        """``real``: ``path`` is already a real path (no symlink to resolve)."""
+        if not real:
+            path = Path(os.path.realpath(path))
+        elif not isinstance(path, Path):
+            path = Path(path)
+        self.paths.setdefault(path, spec)
+
+
+@dataclass
+class _Dir:
+    mtime_ns: int
+    subdirs: list[str]
+    matches: list[tuple[Path, int]]  # (real path, index of the walk pattern)
+    entries: int
+
+
+class MaskResolver:
+    """Resolves a fixed list of specs for one project, remembering its walk between calls."""
+
+    def __init__(
+        self,
+        specs: Sequence[MaskSpec],
+        project: Path,
+        *,
+        keep_visible: Iterable[Path] = (),
+        max_entries: int = MAX_SCAN_ENTRIES,
+    ) -> None:
+        self.specs = tuple(specs)
+        self.project = Path(os.path.realpath(project))
+        self.max_entries = max_entries
+        #: Never masked (nor any parent of them): the project and the writable roots.
+        self.keep_visible = [Path(os.path.realpath(p)) for p in (self.project, *keep_visible)]
+        self._walk: list[tuple[re.Pattern[str], MaskSpec]] = []
+        self._cache: dict[str, _Dir] = {}
+        self._home_specs: list[MaskSpec] = []
+        self._absolute: list[tuple[str, MaskSpec]] = []
+        prefix = str(self.project).rstrip("/") + "/"
+        for spec in self.specs:
+            pattern = spec.pattern.strip()
+            if pattern.startswith("~"):
+                self._home_specs.append(spec)
+            elif pattern.startswith("**"):
+                self._walk.append((glob_regex(pattern), spec))
+            elif pattern.startswith("/"):
+                if pattern.startswith(prefix) and has_glob(pattern):
+                    self._walk.append((glob_regex(pattern[len(prefix) :]), spec))
+                else:
+                    self._absolute.append((pattern, spec))
+            else:
+                relative = pattern.removeprefix("./")
+                if has_glob(relative):
+                    self._walk.append((glob_regex(relative), spec))
+                else:
+                    self._absolute.append((prefix + relative, spec))
+
+    def resolve(self, homes: Sequence[Path]) -> Resolved:
+        out = Resolved()
+        for spec in self._home_specs:
+            rest = spec.pattern.strip()[1:].lstrip("/")
+            for home in homes:
+                self._absolute_pattern(str(home).rstrip("/") + "/" + rest, spec, out)
+        for pattern, spec in self._absolute:
+            self._absolute_pattern(pattern, spec, out)
+        if self._walk:
+            self._scan(out)
+        keep = [str(k) for k in self.keep_visible]
+        for path in list(out.paths):
+            text = str(path).rstrip("/") + "/"
+            if any((k.rstrip("/") + "/").startswith(text) for k in keep):
+                spec = out.paths.pop(path)
+                out.notes.append(
+                    f"{path} ({spec.origin}) is not masked: it is the project, a writable "
+                    "root or one of their parents"
+                )
+        return out
+
+    def _absolute_pattern(self, pattern: str, spec: MaskSpec, out: Resolved) -> None:
+        if pattern.endswith("/**") and not has_glob(pattern[:-3]):
+            pattern = pattern[:-3]  # `dir/**`: the directory and all beneath it
+        if not has_glob(pattern):
+            if os.path.lexists(pattern):
+                out.add(pattern, spec)
+            return
+        if "**" in pattern:
+            out.notes.append(
+                f"{pattern} ({spec.origin}): '**' is only followed inside the project; "
+                "outside it this pattern masks nothing"
+            )
+            return
+        for count, match in enumerate(glob.iglob(pattern, include_hidden=True)):
+            if count >= MAX_GLOB_MATCHES:
+                out.notes.append(f"{pattern}: only its first {MAX_GLOB_MATCHES} matches masked")
+                break
+            if spec.files_only and os.path.isdir(match):
+                continue
+            out.add(match, spec)
+
+    def _scan(self, out: Resolved) -> None:
+        """The bounded, incremental walk of the project for the walk patterns."""
+        root = str(self.project)
+        seen = masked = 0
+        stack = [root]
+        fresh: dict[str, _Dir] = {}
+        while stack:
+            directory = stack.pop()
+            try:
+                mtime = os.stat(directory).st_mtime_ns
+            except OSError:
+                continue
+            cached = self._cache.get(directory)
+            if cached is None or cached.mtime_ns != mtime:
+                cached = self._list(directory, mtime)
+            fresh[directory] = cached
+            seen += cached.entries
+            for path, index in cached.matches:
+                if masked >= MAX_WALK_MASKS:
+                    out.notes.append(
+                        f"the project walk found more than {MAX_WALK_MASKS} paths to mask: "
+                        "the ones past that are not masked"
+                    )
+                    self._cache = {**self._cache, **fresh}
+                    return
+                out.add(path, self._walk[index][1], real=True)
+                masked += 1
+            if seen > self.max_entries:
+                out.notes.append(
+                    f"the project has more than {self.max_entries} entries: files past the "
+                    "first ones walked are not masked (.env and denyRead patterns)"
+                )
+                break
+            stack.extend(reversed(cached.subdirs))
+        self._cache = fresh
+
+    def _list(self, directory: str, mtime: int) -> _Dir:
+        subdirs: list[str] = []
+        matches: list[tuple[Path, int]] = []
+        count = 0
+        root = str(self.project)
+        real_dir = os.path.realpath(directory) == directory
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return _Dir(mtime, [], [], 0)
+        for entry in entries:
+            count += 1
+            rel = os.path.relpath(entry.path, root)
+            is_dir = False
+            with contextlib.suppress(OSError):
+                is_dir = entry.is_dir(follow_symlinks=False)
+            matched = False
+            for index, (regex, spec) in enumerate(self._walk):
+                if entry.name in spec.keep or (spec.files_only and is_dir):
+                    continue
+                if regex.match(rel):
+                    # Resolved once, when the directory is listed (a link is masked where
+                    # it leads).
+                    real = entry.path if real_dir else os.path.realpath(entry.path)
+                    if entry.is_symlink():
+                        real = os.path.realpath(entry.path)
+                    matches.append((Path(real), index))
+                    matched = True
+                    break
+            if is_dir and not matched and entry.name not in SKIP_DIRS:
+                subdirs.append(entry.path)
+        return _Dir(mtime, subdirs, matches, count)
