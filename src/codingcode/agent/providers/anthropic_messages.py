@@ -16,9 +16,11 @@ from codingcode.agent.providers.base import (
     Failure,
     ModelClientSettings,
     WireNames,
+    context_limit,
     error_message,
     http_errors,
     http_timeout,
+    is_context_overflow,
     parse_arguments,
     retry_after_seconds,
     stream_with_retries,
@@ -192,6 +194,12 @@ class AnthropicProvider:
             body = getattr(exc, "body", None)
             error = body.get("error") if isinstance(body, dict) else None
             kind = error.get("type") if isinstance(error, dict) else None
+            if is_context_overflow(exc):
+                return Failure(
+                    f"The conversation is too long for the model: {error_message(exc)}",
+                    overflow=True,
+                    context_limit=context_limit(exc),
+                )
             return Failure(
                 f"The Anthropic API refused the request (HTTP {status}"
                 f"{', ' + str(kind) if kind else ''}): {error_message(exc)}",
