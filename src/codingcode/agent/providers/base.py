@@ -283,14 +283,6 @@ async def stream_with_retries(
                 yield event
             return
         except Exception as exc:
-            if is_context_overflow(exc):
-                # Not retried as is: the session compacts the conversation and asks again.
-                from codingcode.agent.model import ContextLengthExceeded
-
-                raise ContextLengthExceeded(
-                    one_line(f"The conversation is too long for the model: {error_message(exc)}"),
-                    limit=context_limit(exc),
-                ) from None
             failure = classify(exc)
             if failure is None:
                 raise
