@@ -303,3 +303,15 @@ def test_prune_drops_old_checkpoints_and_their_objects(
     assert [c.id for c in store.checkpoints()] == [new.id]
     with pytest.raises(UnknownCheckpointError):
         store.find(old.id)
+
+
+def test_prune_by_size_keeps_the_newest(project: Path, store: CheckpointStore) -> None:
+    ids = []
+    for i in range(6):
+        (project / "data.bin").write_bytes(os.urandom(200_000))  # old versions only in old points
+        ids.append(store.checkpoint(session="s", turn=i, tool="write_file", summary="").id)
+    big = store.size_bytes()
+    dropped = store.prune(max_age_days=1000, max_store_bytes=big // 2)
+    remaining = [c.id for c in store.checkpoints()]
+    assert dropped >= 1 and remaining[-1] == ids[-1]
+    assert store.size_bytes() < big

@@ -20,6 +20,7 @@ from codingcode.checkpoints.store import (
     MAX_AGE_DAYS,
     MAX_FILE_SIZE_MB,
     MAX_FILES,
+    MAX_STORE_MB,
     Checkpoint,
     CheckpointStore,
 )
@@ -101,6 +102,7 @@ class CheckpointSettings(BaseModel):
     maxFileSizeMB: float = Field(default=MAX_FILE_SIZE_MB, gt=0)
     maxFiles: int = Field(default=MAX_FILES, gt=0)
     maxAgeDays: float = Field(default=MAX_AGE_DAYS, gt=0)
+    maxStoreMB: float = Field(default=MAX_STORE_MB, gt=0)
 
 
 def checkpoint_settings(settings: Settings) -> CheckpointSettings:

@@ -39,6 +39,7 @@ from codingcode.errors import InvalidArgumentsError
 MAX_FILE_SIZE_MB = 10
 MAX_FILES = 100_000
 MAX_AGE_DAYS = 30
+MAX_STORE_MB = 2048
 LOCK_TIMEOUT_S = 30.0
 ZERO = "0" * 40
 
@@ -519,25 +520,43 @@ class CheckpointStore:
         return blobs
 
     # -- retention ----------------------------------------------------------------------
-    def prune(self, *, max_age_days: float = MAX_AGE_DAYS, keep_ids: set[str] | None = None) -> int:
-        """Drop checkpoints older than ``max_age_days`` and their objects; returns how many."""
+    def prune(
+        self,
+        *,
+        max_age_days: float = MAX_AGE_DAYS,
+        max_store_bytes: int | None = None,
+        keep_ids: set[str] | None = None,
+    ) -> int:
+        """Drop checkpoints older than ``max_age_days``, then the oldest ones while the store is
+        larger than ``max_store_bytes``, and the objects only they kept; returns how many."""
+        keep = keep_ids or set()
         cutoff = time.time() - max_age_days * 86400
+        dropped = 0
         with self.locked():
-            old = [
-                c.id
-                for c in self.checkpoints()
-                if c.time < cutoff and c.id not in (keep_ids or set())
-            ]
-            if not old:
-                return 0
-            self.git.run(
-                "update-ref",
-                "--stdin",
-                input="".join(f"delete refs/checkpoints/{cid}\n" for cid in old).encode(),
-            )
-            self._append({"type": "pruned", "ids": old})
-            self.git.run("gc", "--prune=now", "--quiet")
-            return len(old)
+            old = [c.id for c in self.checkpoints() if c.time < cutoff and c.id not in keep]
+            dropped += self._drop(old)
+            # By size: the oldest quarter at a time (a gc between), the newest always kept.
+            for _ in range(8):
+                if max_store_bytes is None or self.size_bytes() <= max_store_bytes:
+                    break
+                rest = [c.id for c in self.checkpoints() if c.id not in keep][:-1]
+                if not rest:
+                    break
+                dropped += self._drop(rest[: max(1, len(rest) // 4)])
+        return dropped
+
+    def _drop(self, ids: list[str]) -> int:
+        if not ids:
+            return 0
+        self.git.run(
+            "update-ref",
+            "--stdin",
+            input="".join(f"delete refs/checkpoints/{cid}\n" for cid in ids).encode(),
+        )
+        self._append({"type": "pruned", "ids": ids})
+        self.checkpoints()
+        self.git.run("gc", "--prune=now", "--quiet")
+        return len(ids)
 
     def size_bytes(self) -> int:
         total = 0

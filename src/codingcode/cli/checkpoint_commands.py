@@ -173,18 +173,16 @@ def prune_command(
     from codingcode.config import load_settings
 
     root = project_dir(project)
-    days = (
-        older_than
-        if older_than is not None
-        else checkpoint_settings(load_settings(root)).maxAgeDays
-    )
+    config = checkpoint_settings(load_settings(root))
+    days = older_than if older_than is not None else config.maxAgeDays
     store = _store(root)
     before = store.size_bytes()
-    dropped = store.prune(max_age_days=days)
+    dropped = store.prune(max_age_days=days, max_store_bytes=int(config.maxStoreMB * 1024 * 1024))
     after = store.size_bytes()
     typer.echo(
-        f"Pruned {dropped} checkpoint(s) older than {days:g} day(s); the store went from "
-        f"{before / 1e6:.1f} MB to {after / 1e6:.1f} MB."
+        f"Pruned {dropped} checkpoint(s) (older than {days:g} day(s), or over the "
+        f"{config.maxStoreMB:g} MB store limit); the store went from {before / 1e6:.1f} MB "
+        f"to {after / 1e6:.1f} MB."
     )
 
 
