@@ -250,6 +250,10 @@ def build_runner(
         runner.lifecycle = lifecycle
         if lifecycle.has("PermissionRequest"):
             pipeline.permission_hooks = permission_layer(lifecycle)
+        if lifecycle.has("Notification") and pipeline.confirmer is not None:
+            from codingcode.approval.lifecycle import NotifyingConfirmer
+
+            pipeline.confirmer = NotifyingConfirmer(pipeline.confirmer, lifecycle)
     # The sandbox (issue 4): every command runs contained unless the caller brings its own.
     if launcher is None:
         from codingcode.approval.capabilities import deny_rule_masks

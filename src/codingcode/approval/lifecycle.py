@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 import anyio
 
+from codingcode.approval.confirm import Answer, Confirmer, ConfirmRequest, Reply
 from codingcode.approval.hooks import (
     CommandHook,
     HookBus,
@@ -336,3 +337,24 @@ async def post_tool_use(hooks: LifecycleHooks, call: ToolCall, output: str) -> s
             kind=ErrorKind.TOOL_FAILURE,
         )
     return text
+
+
+class NotifyingConfirmer:
+    """Fires the Notification hooks when an ask is about to wait for the user."""
+
+    def __init__(self, inner: Confirmer, hooks: LifecycleHooks) -> None:
+        self.inner = inner
+        self.hooks = hooks
+
+    async def confirm(self, request: ConfirmRequest) -> Answer | Reply:
+        call = request.call
+        await self.hooks.fire(
+            "Notification",
+            {
+                "message": f"codingcode needs your permission to use {call.tool}",
+                "notification_type": "permission_prompt",
+            },
+            session_id=call.session_id,
+            cwd=call.project_path,
+        )
+        return await self.inner.confirm(request)
