@@ -219,3 +219,26 @@ def test_hooks_list_shows_every_event_with_its_source(project: Path, tmp_path: P
         timeout=60,
     )
     assert "PostToolUse [Edit|Write] fmt" in text.stdout and "not trusted" in text.stdout
+
+
+def test_slash_hooks_shows_them(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from codingcode.cli.slash import SlashHandler
+
+    monkeypatch.setenv("CODINGCODE_CONFIG_DIR", str(tmp_path / "cfg"))
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "settings.json").write_text(
+        json.dumps(
+            {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "ctx.sh"}]}]}}
+        )
+    )
+    console = Console(record=True, width=200)
+    handler = SlashHandler(console, SimpleNamespace(project=project))  # type: ignore[arg-type]
+    handler.cmd_hooks("")
+    out = console.export_text()
+    assert "UserPromptSubmit [*] ctx.sh" in out and str(tmp_path / "cfg" / "settings.json") in out
