@@ -291,3 +291,32 @@ def test_untrusted_project_hooks_never_run(
     result = run(["run", "read it"], project, env_for(fake, "openai", tmp_path))
     assert result.returncode == 0, result.stderr
     assert not marker.exists()
+
+
+def test_session_start_adds_context_and_session_end_runs(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    log = tmp_path / "events.log"
+    hook = script(
+        tmp_path,
+        "session.py",
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        "data = json.load(sys.stdin)\n"
+        f"open({str(log)!r}, 'a').write(json.dumps(data) + '\\n')\n"
+        "if data['hook_event_name'] == 'SessionStart':\n"
+        "    print(json.dumps({'hookSpecificOutput': {'hookEventName': 'SessionStart',"
+        " 'additionalContext': 'Open issues: #17 hooks'}}))\n",
+    )
+    user_hooks(tmp_path, {"SessionStart": command(hook, "startup"), "SessionEnd": command(hook)})
+    fake.script = [Step(text="Hi.")]
+    result = run(["run", "hello"], project, env_for(fake, "openai", tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert any("Open issues: #17 hooks" in t for t in user_texts(fake.bodies()[0]))
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(e["hook_event_name"], e.get("source") or e.get("reason")) for e in events] == [
+        ("SessionStart", "startup"),
+        ("SessionEnd", "other"),
+    ]
+    assert events[0]["session_id"] == events[1]["session_id"] != ""
+    assert events[0]["cwd"] == str(project)
