@@ -242,3 +242,17 @@ def test_slash_hooks_shows_them(
     handler.cmd_hooks("")
     out = console.export_text()
     assert "UserPromptSubmit [*] ctx.sh" in out and str(tmp_path / "cfg" / "settings.json") in out
+
+
+def test_pre_tool_use_accepts_claude_code_answers() -> None:
+    from codingcode.approval.hooks import parse_hook_output
+
+    assert parse_hook_output('{"decision": "block", "reason": "r"}', "x").decision == "deny"
+    assert parse_hook_output('{"decision": "approve"}', "x").decision == "allow"
+    specific = (
+        '{"hookSpecificOutput": {"permissionDecision": "deny", "permissionDecisionReason": "why"}}'
+    )
+    answer = parse_hook_output(specific, "x")
+    assert (answer.decision, answer.reason) == ("deny", "why")
+    assert parse_hook_output('{"decision": "maybe"}', "x").decision == "ask"
+    assert parse_hook_output('{"decision": ["allow"]}', "x").decision == "ask"

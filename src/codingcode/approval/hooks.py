@@ -21,7 +21,7 @@ import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -246,7 +246,11 @@ async def _run_python(fn: PythonHook, call: ToolCall) -> HookAnswer:
         return HookAnswer("ask", f"a PreToolUse hook failed ({type(exc).__name__}: {exc}); asking")
     if answer is None:
         return HookAnswer()
-    if not isinstance(answer, HookAnswer) or answer.decision not in _ORDER:
+    if (
+        not isinstance(answer, HookAnswer)
+        or not isinstance(answer.decision, str)
+        or answer.decision not in _ORDER
+    ):
         return HookAnswer("ask", "a PreToolUse hook gave no valid answer; asking")
     return answer
 
@@ -257,6 +261,8 @@ def hook_input(call: ToolCall) -> dict[str, Any]:
         "tool_name": call.tool,
         "tool_input": call.args,
         "session_id": call.session_id,
+        "transcript_path": "",
+        "tool_use_id": call.call_id,
         "turn_id": call.turn_id,
         "cwd": str(call.cwd),
         "project_path": str(call.project_path),
@@ -367,8 +373,10 @@ def parse_hook_output(text: str, command: str) -> HookAnswer:
             "reason": specific.get("permissionDecisionReason", ""),
             "modifiedInput": specific.get("updatedInput"),
         }
-    decision = data.get("decision", "continue")
-    if decision not in _ORDER:
+    decision: Any = data.get("decision", "continue")
+    if isinstance(decision, str):  # Claude Code's older PreToolUse answers: approve / block
+        decision = {"approve": "allow", "block": "deny"}.get(decision, decision)
+    if not isinstance(decision, str) or decision not in _ORDER:
         return HookAnswer(
             "ask", f"the hook `{command}` answered an unknown decision {decision!r}; asking"
         )
@@ -378,4 +386,4 @@ def parse_hook_output(text: str, command: str) -> HookAnswer:
             "ask", f"the hook `{command}` gave a modifiedInput that is not an object; asking"
         )
     reason = data.get("reason") or ""
-    return HookAnswer(decision, str(reason), modified)
+    return HookAnswer(cast(HookDecision, decision), str(reason), modified)
