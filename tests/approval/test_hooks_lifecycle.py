@@ -256,3 +256,29 @@ def test_pre_tool_use_accepts_claude_code_answers() -> None:
     assert (answer.decision, answer.reason) == ("deny", "why")
     assert parse_hook_output('{"decision": "maybe"}', "x").decision == "ask"
     assert parse_hook_output('{"decision": ["allow"]}', "x").decision == "ask"
+
+
+async def test_many_hooks_and_huge_output_stay_bounded(project: Path) -> None:
+    many = [
+        CommandHook(
+            f'cat >/dev/null; echo \'{{"hookSpecificOutput": {{"additionalContext": "c{i}"}}}}\'',
+            "",
+            30,
+            Scope.USER,
+            "test",
+            True,
+            "Stop",
+        )
+        for i in range(60)
+    ]
+    r = await LifecycleHooks(many, None, project).fire("Stop", {"stop_hook_active": False})
+    assert sorted(r.context) == sorted(f"c{i}" for i in range(60))
+    # 50 MB of plain stdout: read up to the 1 MiB cap, the rest dropped, nothing hangs.
+    huge = hook(
+        project,
+        "UserPromptSubmit",
+        "import sys\nsys.stdin.read()\nsys.stdout.write('x' * (50 << 20))\n",
+        timeout=60,
+    )
+    r = await LifecycleHooks([huge], None, project).fire("UserPromptSubmit", {"prompt": "p"})
+    assert len(r.context) == 1 and len(r.context[0]) == 1 << 20

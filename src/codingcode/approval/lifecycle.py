@@ -47,8 +47,8 @@ _MATCHED_ON = {
     "PreCompact": "trigger",
     "Notification": "notification_type",
 }
-#: How many times in a row Stop hooks may keep the agent going before it stops anyway.
-MAX_STOP_BLOCKS = 3
+#: At most this many hook processes of one event run at once (the rest wait their turn).
+MAX_PARALLEL = 8
 
 
 @dataclass(frozen=True)
