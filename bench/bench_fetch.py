@@ -109,7 +109,8 @@ def make_page(kind: str, size: int = 5_000_000) -> str:
 
     ``article``: headings, paragraphs with links and inline code, lists, small tables, code
     blocks and scripts, like a long documentation page. ``table``: one huge data table of
-    tiny cells, the most markup per character of text.
+    tiny cells. ``sparse``: nested divs with long class lists, data attributes and one short
+    link each, the most markup per character of text (the whole page must be converted).
     """
     parts = [
         "<!doctype html><html><head><title>Bench</title><style>body{color:red}</style>"
@@ -123,6 +124,13 @@ def make_page(kind: str, size: int = 5_000_000) -> str:
         w = WORDS[i % len(WORDS)]
         if kind == "table":
             s = f"<tr><td>{i}</td><td>{w}</td><td>{i * 7 % 1000}</td></tr>"
+        elif kind == "sparse":
+            s = (
+                f"<div class='card card-{i % 7} flex items-center justify-between' "
+                f"data-id='{i}' data-track='{w}-{i}' style='margin:0;padding:4px'>"
+                f"<div class='inner'><span class='icon icon-{w}' aria-hidden='true'></span>"
+                f"<a class='lnk' href='/item/{i}?ref=list&amp;utm=bench'>{w}</a></div></div>"
+            )
         else:
             k = i % 6
             text = " ".join(WORDS[(i * j) % len(WORDS)] for j in range(40))
@@ -175,6 +183,8 @@ def main() -> None:
         ("article", 500_000),
         ("table", 100_000),
         ("table", 500_000),
+        ("sparse", 100_000),
+        ("sparse", 500_000),
     ]
     print(
         f"{'page (5 MB)':10} {'max_length':>10} {'ours s':>7} {'ref s':>7} {'ratio':>6} "

@@ -131,6 +131,24 @@ class CommandResult:
     masked: tuple[tuple[str, str], ...] = ()
 
 
+def plan_launch(
+    launcher: Launcher | None,
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    capabilities: CapabilitySet | None = None,
+) -> LaunchPlan:
+    """What runs for ``argv``: the launcher's plan, built from the call's capabilities when
+    the launcher accepts them (the sandbox); any other launcher ignores them."""
+    launcher = launcher or DirectLauncher()
+    if capabilities is not None and getattr(launcher, "accepts_capabilities", False):
+        return cast(CapabilityLauncher, launcher).plan(
+            argv, cwd=cwd, env=env, capabilities=capabilities
+        )
+    return launcher.plan(argv, cwd=cwd, env=env)
+
+
 async def run_command(
     argv: Sequence[str],
     *,
@@ -147,14 +165,10 @@ async def run_command(
     ``capabilities``: what this call's approval granted; a launcher that accepts them (the
     sandbox) builds the call's view from them, any other ignores them.
     """
-    launcher = launcher or DirectLauncher()
-    run_env = dict(os.environ if env is None else env)
-    if capabilities is not None and getattr(launcher, "accepts_capabilities", False):
-        plan = cast(CapabilityLauncher, launcher).plan(
-            argv, cwd=cwd, env=run_env, capabilities=capabilities
-        )
-    else:
-        plan = launcher.plan(argv, cwd=cwd, env=run_env)
+    plan = plan_launch(
+        launcher, argv, cwd=cwd, env=dict(os.environ if env is None else env),
+        capabilities=capabilities,
+    )  # fmt: skip
     out, err = CappedBuffer(output_cap), CappedBuffer(output_cap)
     started = time.monotonic()
     try:

@@ -117,10 +117,12 @@ class ToolRunner:
         ctx: ToolExecCtx | None = None,
         *,
         on_decision: Callable[[Decision], None] | None = None,
+        on_checkpoint: Callable[[str], None] | None = None,
     ) -> str:
         """Validate, approve, then execute one call; raises AgentError on every expected failure.
 
-        ``on_decision`` sees the pipeline's decision before the call runs (or is refused).
+        ``on_decision`` sees the pipeline's decision before the call runs (or is refused);
+        ``on_checkpoint`` the id of the checkpoint taken before it (calls that can write).
         """
         ctx = ctx or self.context()
         if ctx.launcher is None and self.launcher is not None:
@@ -128,7 +130,7 @@ class ToolRunner:
             ctx = replace(ctx, launcher=self.launcher)
         definition, model = self.service.validate(name, args)
         if self.pipeline is None:
-            return await self._execute(definition, model, ctx)
+            return await self._execute(definition, model, ctx, on_checkpoint)
         from codingcode.approval.audit import CallTracker, safe_text
 
         # Record: the call's outcome (ran, failed, cancelled, denied) joins its layer records.
@@ -148,7 +150,7 @@ class ToolRunner:
                 model = validate_arguments(definition, decision.args)
                 ctx = replace(ctx, capabilities=decision.capabilities)
                 track.started()
-                result = await self._execute(definition, model, ctx)
+                result = await self._execute(definition, model, ctx, on_checkpoint)
                 track.finished(result)
             if self.lifecycle is not None:
                 from codingcode.approval.lifecycle import post_tool_use
@@ -163,13 +165,21 @@ class ToolRunner:
             raise
         return safe_text(result)
 
-    async def _execute(self, definition: ToolDefinition, model: BaseModel, ctx: ToolExecCtx) -> str:
+    async def _execute(
+        self,
+        definition: ToolDefinition,
+        model: BaseModel,
+        ctx: ToolExecCtx,
+        on_checkpoint: Callable[[str], None] | None = None,
+    ) -> str:
         """Run: with a checkpoint first when the call can change the project."""
         if self.checkpoints is None:
             return await self.service.execute(definition, model, ctx)
         point = await self.checkpoints.before(
             definition, model.model_dump(mode="json"), ctx.session_id, ctx.turn_id
         )
+        if point is not None and on_checkpoint is not None:
+            on_checkpoint(point.id)
         try:
             return await self.service.execute(definition, model, ctx)
         finally:

@@ -49,7 +49,8 @@ def test_named_paths_read_and_written(envproject: Path) -> None:
 
 
 def test_what_names_nothing(envproject: Path) -> None:
-    for command in ["cat .env*", "cat $F", "cat $(echo .env)", "echo .env", "cat missing"]:
+    # (`$(echo .env)` is seen through by the analysis; `$(cat f)` is only known at run time)
+    for command in ["cat .env*", "cat $F", "cat $(cat f)", "echo .env", "cat missing"]:
         assert caps(envproject, command) == (set(), set()), command
 
 
@@ -111,8 +112,9 @@ def run(project: Path, command: str, answers: list[str]) -> str:
 
 @needs_sandbox
 def test_approved_cat_env_reads_exactly_that_file(envproject: Path) -> None:
-    # sub/.env is reached through a substitution: the call never named it.
-    text = run(envproject, "cat .env; cat $(echo sub)/.env", ["allow"])
+    # sub/.env is reached through a substitution only known at run time: never named.
+    (envproject / "which").write_text("sub\n")
+    text = run(envproject, "cat .env; cat $(cat which)/.env", ["allow"])
     assert "approved-secret" in text  # R9 asked, the user allowed: that file is shown
     assert "other-secret" not in text  # ... and nothing more
     assert "sub/.env is masked by the sandbox" in text  # the failure is explained

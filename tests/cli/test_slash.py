@@ -156,3 +156,59 @@ def test_tool_listing_marks_deferred_custom_and_agent_tools(
     assert by_name["rare_tool"]["kind"] == "custom"
     assert by_name["tool_search"]["kind"] == "agent" and by_name["tool_search"]["offered"]
     assert by_name["dispatch_agent"]["kind"] == "agent"
+
+
+def test_rewind_restores_files_and_the_conversation(session: AgentSession, project: Path) -> None:
+    from codingcode.agent.sessions.store import load
+
+    (project / "a.txt").write_text("before\n")
+    session.runner.mode = "bypass"
+    session.runner.pipeline.mode = "bypass"  # type: ignore[union-attr]
+    server: FakeModelServer = session.fake  # type: ignore[attr-defined]
+    server.script = [Step(text="hi")]
+    anyio.run(session.send, "first prompt")
+    server.script = [
+        Step(tool_calls=[("write_file", {"path": "a.txt", "content": "after\n"})]),
+        Step(tool_calls=[("execute_command", {"command": "echo made > new.txt"})]),
+        Step(text="changed"),
+    ]
+    anyio.run(session.send, "second prompt")
+    assert (project / "a.txt").read_text() == "after\n" and (project / "new.txt").exists()
+    h, console = handler(session)
+    anyio.run(h.handle, "/rewind")
+    listing = console.export_text()
+    assert "1. " in listing and "write_file a.txt" in listing
+    anyio.run(h.handle, "/rewind 1")
+    out = console.export_text()
+    assert "Files: restored 1, deleted 1" in out and "dropped" in out
+    assert (project / "a.txt").read_text() == "before\n" and not (project / "new.txt").exists()
+    assert [m.text for m in session.history if m.role == "user"] == ["first prompt"]
+    # Saved: a resumed session has the rewound conversation.
+    assert session.store is not None
+    loaded = load(session.store.directory)
+    assert [m.text for m in loaded.history if m.role == "user"] == ["first prompt"]
+    anyio.run(h.handle, "/rewind zz")
+    assert "No checkpoint 'zz'" in console.export_text()
+
+
+def test_bashes_lists_and_kills_and_the_model_is_reminded(session: AgentSession) -> None:
+    from codingcode.tools import ToolExecCtx
+
+    ctx = ToolExecCtx(project_path=session.project, session_id=session.session_id)
+    ctx.state = session.state
+    anyio.run(
+        session.service.call,
+        "execute_command",
+        {"command": "exec sleep 99.123", "run_in_background": True},
+        ctx,
+    )
+    assert "bg1: exec sleep 99.123" in session.system()
+    h, console = handler(session)
+    anyio.run(h.handle, "/bashes")
+    listed = console.export_text()
+    assert "bg1" in listed and "running" in listed
+    anyio.run(h.handle, "/bashes kill bg1")
+    assert "killed by the user" in console.export_text()
+    assert "Background commands running" not in session.system()
+    anyio.run(h.handle, "/bashes kill bg7")
+    assert "no background process 'bg7'" in console.export_text()

@@ -93,18 +93,18 @@ def test_batch_in_order(project: Path, env: dict[str, str]) -> None:
 
 
 def test_rules_add_list_remove(project: Path, env: dict[str, str]) -> None:
-    r = cli(["rules", "add", "allow", "execute_command(echo *)"], project, env)
+    r = cli(["rules", "add", "allow", "execute_command(printf *)"], project, env)
     assert r.code == 0, r.stderr
-    assert check(project, env, "execute_command", {"command": "echo hi"})["decision"] == "allow"
+    assert check(project, env, "execute_command", {"command": "printf hi"})["decision"] == "allow"
     listed = json.loads(cli(["rules", "list", "--json"], project, env).stdout)
     assert [x["id"] for x in listed[:9]] == [f"R{i}" for i in range(1, 10)]
-    assert listed[9]["rule"] == "execute_command(echo *)" and listed[9]["scope"] == "local"
+    assert listed[9]["rule"] == "execute_command(printf *)" and listed[9]["scope"] == "local"
     r = cli(["rules", "remove", "R2"], project, env)
     assert r.code == 2 and "cannot be removed" in r.stderr
     r = cli(["rules", "remove", "sudo"], project, env)
     assert r.code == 2 and "preset rule" in r.stderr
-    assert cli(["rules", "remove", "execute_command(echo *)"], project, env).code == 0
-    assert check(project, env, "execute_command", {"command": "echo hi"})["decision"] == "ask"
+    assert cli(["rules", "remove", "execute_command(printf *)"], project, env).code == 0
+    assert check(project, env, "execute_command", {"command": "printf hi"})["decision"] == "ask"
     r = cli(["rules", "add", "allow", "execute_command(echo"], project, env)
     assert r.code == 2 and "invalid rule" in r.stderr
 
@@ -112,7 +112,7 @@ def test_rules_add_list_remove(project: Path, env: dict[str, str]) -> None:
 def test_tool_goes_through_the_pipeline_and_is_audited(project: Path, env: dict[str, str]) -> None:
     r = cli(["tool", "execute_command", '{"command": "touch made"}'], project, env)
     assert r.code == 1
-    assert "codingcode rules add allow 'execute_command(touch *)'" in r.stderr
+    assert "codingcode rules add allow 'execute_command(touch made)'" in r.stderr
     assert not (project / "made").exists()
     r = cli(
         ["tool", "execute_command", '{"command": "sudo touch made"}', "--mode", "bypass"],

@@ -56,6 +56,15 @@ def test_restore_undoes_an_edit_and_what_a_command_did(
     changed = {f for p in points for f in p["files_changed"]}
     assert {"app.py", "gen.txt", "docs/x.md"} <= changed
 
+    # The session log links each checkpoint to the call it was taken before.
+    logs = list(Path(env["CODINGCODE_STATE_DIR"]).glob("projects/*/*/session.jsonl"))
+    assert len(logs) == 1
+    records = [json.loads(line) for line in logs[0].read_text().splitlines()]
+    linked = {r["checkpoint"] for r in records if r.get("type") == "checkpoint"}
+    assert linked and linked <= {p["id"] for p in points}
+    call_ids = {r["call_id"] for r in records if r.get("type") == "checkpoint"}
+    assert len(call_ids) == 2  # the edit and the command
+
     diff = run(["checkpoints", "diff", points[0]["id"]], project, env)
     assert diff.returncode == 0 and "+x = 2" in diff.stdout, diff.stdout
 

@@ -122,7 +122,7 @@ def test_untrusted_clone_runs_nothing_and_grants_nothing(
 ) -> None:
     # tool: the allow rules are ignored, so a command is asked about, which headless means
     # denied; the hook (which every such call reaches) never runs.
-    for command in (touch_call(outside, "cmd-ran"), '{"command": "echo hi"}'):
+    for command in (touch_call(outside, "cmd-ran"), '{"command": "printf hi"}'):
         r = cli(["tool", "execute_command", command], clone, env)
         assert r.returncode != 0 and "was denied" in r.stderr
         assert "untrusted project" in r.stderr and "codingcode trust" in r.stderr

@@ -232,7 +232,7 @@ def test_database_of_a_newer_version(project: Path, state: Path, tmp_path: Path)
     db = state / "audit.db"
     AuditLog(db).record(ToolCall("t", {}, project), LayerResult("L", "allow", "r"), 1.0)
     conn = sqlite3.connect(db)
-    conn.execute("ALTER TABLE approval_audit ADD COLUMN answer TEXT")  # additive, nullable
+    conn.execute("ALTER TABLE approval_audit ADD COLUMN from_the_future TEXT")  # additive, nullable
     conn.execute("PRAGMA user_version = 99")
     conn.commit()
     conn.close()

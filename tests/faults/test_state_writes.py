@@ -128,7 +128,7 @@ async def test_always_answer_keeps_local_settings_out_of_git(project: Path) -> N
 
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)  # noqa: ASYNC221
     runner = build_runner(project, confirmer=ScriptedConfirmer([Answer.ALWAYS]))
-    await runner.run("execute_command", {"command": "echo hi"})
+    await runner.run("execute_command", {"command": "touch made"})
     saved = json.loads((project / ".codingcode" / "settings.local.json").read_text())
-    assert saved["permissions"]["allow"] == ["execute_command(echo *)"]
+    assert saved["permissions"]["allow"] == ["execute_command(touch made)"]
     assert ignored(project, ".codingcode/settings.local.json")

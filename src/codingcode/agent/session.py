@@ -164,6 +164,8 @@ class AgentSession:
         self.history: list[Message] = []
         self.state = SessionState()
         self.turn = 0
+        #: (model turns before, history length before) of each prompt sent in this process.
+        self.prompt_marks: list[tuple[int, int]] = []
         self._children = 0
         self._signal: CancelSignal | None = None
         self._owned_providers: list[ModelProvider] = []
@@ -225,7 +227,12 @@ class AgentSession:
         extra = self.resolver.deferred_summary()
         prompt = self.system_prompt + (f"\n\n{extra}" if extra else "")
         told = mode_prompt(self.mode)  # the model knows what plan mode means
-        return prompt + (f"\n\n{told}" if told else "")
+        prompt += f"\n\n{told}" if told else ""
+        if self.state.background is not None:
+            # The model is reminded, every request, which background commands still run.
+            running = self.state.background.reminder()
+            prompt += f"\n\n{running}" if running else ""
+        return prompt
 
     # -- the loop ----------------------------------------------------------------------
     # -- recording -----------------------------------------------------------------------
@@ -297,6 +304,22 @@ class AgentSession:
         if self.store is not None:
             self.store.append({"type": "clear", "time": time.time()}, sync=True)
 
+    def rewind_to_turn(self, turn: int) -> int | None:
+        """Drop the conversation from the prompt that led to model turn ``turn`` on (the
+        checkpoint taken before that turn's calls); returns how many messages were dropped,
+        or None when that prompt is not known (sent before this process resumed it)."""
+        marks = [m for m in self.prompt_marks if m[0] < turn]
+        if not marks:
+            return None
+        keep = marks[-1][1]
+        dropped = len(self.history) - keep
+        self.history = self.history[:keep]
+        self.prompt_marks = [m for m in self.prompt_marks if m[1] < keep]
+        self.clear_state(keep_history=True)
+        if self.store is not None:
+            self.store.append({"type": "rewind", "keep": keep, "time": time.time()}, sync=True)
+        return dropped
+
     def add_message(self, message: Message) -> None:
         """Add a message to the conversation (and the session file), e.g. the output of a
         command the user ran; the model sees it with the next prompt."""
@@ -363,7 +386,10 @@ class AgentSession:
 
             prompt, blocked = await before_prompt(self, hooks, prompt)
             if blocked is not None:
+                self._signal = None
                 return Outcome(blocked, "blocked", 0, usage)
+        # Where this prompt starts: the model turn before it and the history length (/rewind).
+        self.prompt_marks.append((self.turn, len(self.history)))
         self._add(Message("user", prompt))
         denied = False
         stop_blocks = 0
@@ -512,7 +538,16 @@ class AgentSession:
             def decided(decision: Decision) -> None:
                 self._decided(call, decision)
 
-            output = await self.runner.run(call.name, call.arguments, ctx, on_decision=decided)
+            def checkpointed(checkpoint_id: str) -> None:
+                # The session log links the call to the checkpoint taken before it.
+                if self.store is not None:
+                    self.store.append(
+                        {"type": "checkpoint", "call_id": call.id, "checkpoint": checkpoint_id}
+                    )
+
+            output = await self.runner.run(
+                call.name, call.arguments, ctx, on_decision=decided, on_checkpoint=checkpointed
+            )
             result = ToolResult(call.id, call.name, self._fit_output(call, output))
         except AgentError as exc:
             message = exc.message

@@ -97,8 +97,9 @@ def _command_paths(command: str, cwd: str, reads: set[str], writes: set[str]) ->
 
 def _word_paths(w: shell.Word, cwd: str) -> list[str]:
     """The path one word names: literal words only. A glob names nothing here — bash
-    expands it at run time, and the rules judged the pattern, not its matches."""
-    if w.glob:
+    expands it at run time, and the rules judged the pattern, not its matches — and
+    neither does a word built by a substitution, even one the analysis could evaluate."""
+    if w.glob or w.subst:
         return []
     text = w.text
     if text.startswith("-"):

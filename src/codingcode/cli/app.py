@@ -262,7 +262,8 @@ class TerminalConfirmerApp:
             key = "^C"
         if key == "^C":
             return self._interrupt()
-        answer = next(a for k, a, _ in choices if k == key)
+        answer, said = next((a, w) for k, a, w in choices if k == key)
+        self.console.print(Text(f"→ {said}", style="bold"))
         line: PromptSession[str] = PromptSession()
         try:
             if key == "t":
@@ -433,6 +434,15 @@ async def _prompt_loop(
         else:
             event.app.exit(exception=KeyboardInterrupt)  # type: ignore[attr-defined]
 
+    from codingcode.cli import slash
+
+    @bindings.add("escape", "escape")
+    def rewind_list(event: object) -> None:
+        from prompt_toolkit.application import run_in_terminal
+
+        text = slash.rewind_list(session)
+        run_in_terminal(lambda: console.print(text, markup=False, highlight=False))
+
     @bindings.add("s-tab")
     def cycle_mode(event: object) -> None:
         current = session.mode if session.mode in MODE_CYCLE else MODE_CYCLE[-1]
@@ -441,8 +451,6 @@ async def _prompt_loop(
 
     def message() -> str:
         return "› " if session.mode == "default" else f"{session.mode} › "
-
-    from codingcode.cli import slash
 
     prompt: PromptSession[str] = PromptSession(
         history=FileHistory(str(history_file)),

@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
+from codingcode.errors import AgentError
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -38,7 +42,10 @@ COMMANDS: dict[str, str] = {
     "/permissions": "the permission mode and the approval rules in effect",
     "/hooks": "the hooks of the settings, with their source files",
     "/diff": "what this session changed in the project",
+    "/rewind": "/rewind [N|ID] [files|conversation|both] [force] — list this session's "
+    "checkpoints (also Esc Esc), or go back to one",
     "/todos": "the task list",
+    "/bashes": "/bashes [kill ID] — the background commands of this session, or end one",
     "/exit": "quit (also Ctrl-D)",
 }
 ALIASES = {"/quit": "/exit", "/q": "/exit", "/?": "/help"}
@@ -253,6 +260,30 @@ class SlashHandler:
     def cmd_diff(self, arg: str) -> None:
         self.console.print(session_diff(self.session), markup=False, highlight=False)
 
+    async def cmd_bashes(self, arg: str) -> None:
+        registry = self.session.state.background
+        words = arg.split()
+        if not words:
+            text = registry.listing() if registry else "No background commands in this session."
+            self.console.print(text, markup=False, highlight=False)
+            return
+        if words[0] != "kill" or len(words) != 2:
+            self.console.print("Usage: /bashes, or /bashes kill ID", markup=False)
+            return
+        if registry is None:
+            self.console.print("No background commands in this session.", markup=False)
+            return
+        try:
+            proc = registry.get(words[1])
+        except AgentError as exc:
+            self.console.print(exc.message, markup=False, highlight=False)
+            return
+        await anyio.to_thread.run_sync(proc.kill, "killed by the user (/bashes)")
+        self.console.print(f"{proc.id}: {proc.status()}", markup=False, highlight=False)
+
+    def cmd_rewind(self, arg: str) -> None:
+        self.console.print(rewind(self.session, arg), markup=False, highlight=False)
+
     # -- ! and @ -------------------------------------------------------------------------
     async def shell(self, command: str) -> None:
         from codingcode.agent.transcript import Message
@@ -365,6 +396,80 @@ def session_diff(session: AgentSession) -> str:
         return "This session has changed nothing yet."
     text: str = store.diff_text(mine[0].id)
     return text.rstrip("\n") if text.strip() else "No changes since this session began."
+
+
+def rewind_points(session: AgentSession) -> list[Any]:
+    store = getattr(session.runner.checkpoints, "store", None)
+    if store is None:
+        return []
+    return [c for c in store.checkpoints() if c.session == session.session_id]
+
+
+def rewind_list(session: AgentSession) -> str:
+    points = rewind_points(session)
+    if getattr(session.runner.checkpoints, "store", None) is None:
+        return "Checkpoints are off in this session: there is nothing to rewind to."
+    if not points:
+        return "No checkpoints in this session yet (they are taken before calls that change files)."
+    lines = ["Checkpoints of this session (the state before those calls):"]
+    for n, point in enumerate(points, 1):
+        calls = "; ".join(f"{c.get('tool')} {c.get('summary', '')}".strip() for c in point.calls)
+        lines.append(f"  {n}. {point.id}  turn {point.turn}  {calls[:100]}")
+    lines.append(
+        "/rewind N [files|conversation|both] goes back to one (default both); files changed "
+        "outside the agent since its last call are kept unless you add `force`."
+    )
+    return "\n".join(lines)
+
+
+def rewind(session: AgentSession, arg: str) -> str:
+    """``/rewind`` without arguments lists; with a point, restores files and/or conversation."""
+    words = arg.split()
+    if not words:
+        return rewind_list(session)
+    points = rewind_points(session)
+    ref, rest = words[0], words[1:]
+    what = next((w for w in rest if w in ("files", "conversation", "both")), "both")
+    force = "force" in rest
+    unknown = [w for w in rest if w not in ("files", "conversation", "both", "force")]
+    if unknown:
+        return f"Unknown word {unknown[0]!r}: /rewind N [files|conversation|both] [force]."
+    if ref.isdigit() and 1 <= int(ref) <= len(points):
+        point = points[int(ref) - 1]
+    else:
+        matches = [p for p in points if p.id.startswith(ref)]
+        if len(matches) != 1:
+            return f"No checkpoint {ref!r} in this session; /rewind lists them."
+        point = matches[0]
+    store = session.runner.checkpoints.store  # type: ignore[union-attr]
+    out: list[str] = []
+    if what in ("files", "both"):
+        from codingcode.checkpoints import CheckpointError
+
+        try:
+            plan = store.plan_restore(point)
+            if plan.conflicts and not force:
+                shown = ", ".join(plan.conflicts[:5])
+                return (
+                    f"Nothing rewound: {len(plan.conflicts)} file(s) changed outside the agent "
+                    f"since its last call ({shown}). Add `force` to overwrite them."
+                )
+            report = store.restore(plan, force=force)
+        except CheckpointError as exc:
+            return f"Nothing rewound: {exc.message}"
+        out.append(
+            f"Files: restored {len(report.restored)}, deleted {len(report.deleted)} "
+            f"(undo: `codingcode checkpoints restore {report.undo_id}`)."
+        )
+        out += [f"  not restored (kept by hash only): {p}" for p in report.unrestorable]
+    if what in ("conversation", "both"):
+        dropped = session.rewind_to_turn(point.turn)
+        out.append(
+            "Conversation: the prompt of that turn was sent before this app started; kept as is."
+            if dropped is None
+            else f"Conversation: dropped {dropped} message(s), back to before that prompt."
+        )
+    return "\n".join(out)
 
 
 def status_line(session: AgentSession) -> str:

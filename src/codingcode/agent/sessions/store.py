@@ -244,6 +244,8 @@ def load(directory: Path) -> LoadedSession:
                 usage.output_tokens += int(record.get("output_tokens") or 0)
             elif kind == "clear":
                 history = []
+            elif kind == "rewind":
+                history = history[: int(record.get("keep") or 0)]
             elif kind == "compaction":
                 kept = int(record.get("kept") or 0)
                 recent = history[len(history) - kept :] if kept else []

@@ -458,23 +458,25 @@ class _Walker:
         argv: list[Word] = []
         redirect_nodes = list(extra_redirects)
         previous_end: int | None = None
-        for i, child in enumerate(node.children):
+        children = node.children  # one list (each .children call builds a new one)
+        for i, child in enumerate(children):
             fieldname = node.field_name_for_child(i)
             joined = previous_end is not None and self._continued(previous_end, child.start_byte)
             previous_end = None
-            if child.type == "variable_assignment":
+            ctype = child.type
+            if ctype == "variable_assignment":
                 name = child.child_by_field_name("name")
                 value = child.child_by_field_name("value")
                 w = self.word(value, ctx) if value is not None else literal_word("")
                 assigns.append((self.t(name) if name is not None else "", w))
-            elif fieldname == "redirect" or child.type.endswith("_redirect"):
+            elif fieldname == "redirect" or ctype.endswith("_redirect"):
                 redirect_nodes.append(child)
             elif (
                 fieldname == "name"
                 or fieldname == "argument"
-                or (child.is_named and child.type in _WORD_TYPES)
+                or (child.is_named and ctype in _WORD_TYPES)
             ):
-                nxt = node.children[i + 1] if i + 1 < node.child_count else None
+                nxt = children[i + 1] if i + 1 < len(children) else None
                 if (
                     fieldname != "name"
                     and nxt is not None
@@ -730,9 +732,12 @@ class _Walker:
         prog = cmd.program or ""
         for kind, payload in parts:
             if kind == "argv":
+                # A runner's command (`uv run pytest`): the runner's own rule covers it
+                # (transparent for allow rules); deny and ask rules and the presets see it.
                 words = cast("list[Word]", payload)
                 if words:
-                    self.emit(replace(cmd, argv=tuple(words), via=(*cmd.via, prog)), _deeper(ctx))
+                    inner = replace(cmd, argv=tuple(words), via=(*cmd.via, prog), transparent=True)
+                    self.emit(inner, _deeper(ctx))
             elif kind == "script":
                 self.nested_script(cast(Word, payload), cmd, ctx, prog)
             elif kind == "file":

@@ -31,8 +31,9 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from codingcode.capabilities import CapabilitySet
 from codingcode.errors import InvalidArgumentsError, NotFoundError, ToolFailureError
-from codingcode.process import DirectLauncher, LaunchPlan
+from codingcode.process import Launcher, LaunchPlan, plan_launch
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
 #: Defaults of the ``background`` settings (README: Background commands).
@@ -262,7 +263,13 @@ class BackgroundProcesses:
         return [p for p in self.processes.values() if p.running]
 
     def start(
-        self, command: str, *, cwd: Path, launcher: object | None, env: dict[str, str]
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        launcher: Launcher | None,
+        env: dict[str, str],
+        capabilities: CapabilitySet | None = None,
     ) -> BackgroundProcess:
         with self._lock:
             live = self.running()
@@ -283,8 +290,8 @@ class BackgroundProcesses:
             ) from None
         log_path = self.log_dir / f"{pid_id}.log"
         log_path.write_bytes(b"")
-        plan = (launcher or DirectLauncher()).plan(  # type: ignore[attr-defined]
-            ["bash", "-c", command], cwd=cwd, env=env
+        plan = plan_launch(
+            launcher, ["bash", "-c", command], cwd=cwd, env=env, capabilities=capabilities
         )
         read_fd, write_fd = os.pipe()
         try:
@@ -320,6 +327,23 @@ class BackgroundProcesses:
             target=proc.pump, args=(read_fd,), name=f"codingcode-{pid_id}", daemon=True
         ).start()
         return proc
+
+    def reminder(self) -> str:
+        """One line per running process, for the model's context ("" when none runs)."""
+        live = self.running()
+        if not live:
+            return ""
+        lines = [f"Background commands running in this session (read with {OUTPUT_TOOL}, stop "
+                 f"with {KILL_TOOL}):"]  # fmt: skip
+        lines += [f"- {p.id}: {p.command[:120]} ({p.status()})" for p in live]
+        return "\n".join(lines)
+
+    def listing(self) -> str:
+        """Every background process of the session, for the user (/bashes)."""
+        if not self.processes:
+            return "No background commands in this session."
+        lines = [f"{p.id}  {p.status()}  {p.command[:100]}" for p in self.processes.values()]
+        return "\n".join(lines)
 
     def get(self, pid_id: str) -> BackgroundProcess:
         proc = self.processes.get(pid_id.strip())
@@ -399,7 +423,13 @@ def background_limits(settings: object) -> BackgroundLimits:
 # -- starting (from execute_command) --------------------------------------------------
 async def start_in_background(command: str, cwd: Path, ctx: ToolExecCtx) -> str:
     registry = registry_for(ctx)
-    proc = registry.start(command, cwd=cwd, launcher=ctx.launcher, env=dict(os.environ))
+    proc = registry.start(
+        command,
+        cwd=cwd,
+        launcher=ctx.launcher,
+        env=dict(os.environ),
+        capabilities=ctx.capabilities,
+    )
     ctx.state.offered.update({OUTPUT_TOOL, KILL_TOOL})
 
     def first_output() -> None:

@@ -130,6 +130,9 @@ def locate(
                     os.close(fds.pop())
                     names.pop()
                 elif root is not None:
+                    steps += 1
+                    if steps > _MAX_STEPS:
+                        raise OSError(errno.ELOOP, "Too many levels of symbolic links", path)
                     restart(posixpath.dirname(root))
                 continue
             cur = fds[-1]

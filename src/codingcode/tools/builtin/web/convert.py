@@ -1,20 +1,19 @@
 """HTML to Markdown for fetch_url, bounded in time and memory.
 
-The converter is ``html-to-markdown`` (a Rust core on the html5ever parser): scripts, styles,
+The converter is ``html-to-markdown`` (a Rust core with Python bindings): scripts, styles,
 templates, hidden elements, navigation and forms are dropped, tables become Markdown tables.
-A page is converted only as far as the answer needs: a prefix of the HTML first (twice
-``max_chars`` of markup), grown in proportion to what it yielded until the Markdown is long
-enough or the whole page was converted. A 5 MB page asked for the default 100,000
-characters converts its first few hundred kilobytes; the whole of it takes under a second.
+A long page is converted in segments of about 400,000 characters of HTML, each cut just
+before a block element where nothing that must stay whole is open (raw text, a comment, a
+list, a preformatted block; a table is cut only between rows and reopened), and only until
+the Markdown is long enough for ``max_chars``. The work is proportional to what the answer
+needs and the memory to one segment: a 5 MB page costs well under a second either way.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-#: The first prefix converted: this many characters of HTML at least, or 2x ``max_chars``
-#: (pages yield roughly 0.3-0.8 characters of Markdown per character of HTML).
-FIRST_PREFIX = 256_000
 #: Markdown wanted beyond ``max_chars`` before a prefix is trusted (its tail may be cut
 #: mid-element, which can change how the last few lines convert).
 MARGIN = 2_000
@@ -60,16 +59,87 @@ def html_to_markdown(html: str) -> str:
     return _convert(html)
 
 
+#: Characters of HTML converted at once; a longer page is converted segment by segment.
+SEGMENT = 400_000
+
+#: The tags that matter for where a page may be cut: raw-text elements (their content is not
+#: markup), containers a cut must not split (a list, a preformatted block, ...), tables
+#: (split only between rows, the table reopened), and block elements a cut may precede.
+_TOKEN = re.compile(
+    r"<!--|-->|<(/?)(script|style|textarea|title|pre|table|tr|ul|ol|dl|svg|math|template"
+    r"|noscript|select|div|p|h[1-6]|section|article|header|footer|aside|main|blockquote|hr"
+    r"|figure|details|nav|form)(?=[\s>/])",
+    re.IGNORECASE,
+)
+_RAW = frozenset({"script", "style", "textarea", "title"})
+_UNSPLIT = frozenset(
+    {"pre", "table", "ul", "ol", "dl", "svg", "math", "template", "noscript", "select"}
+)
+
+
+def find_cut(html: str, start: int, target: int, reopened: str = "") -> tuple[int, str] | None:
+    """Where to end the segment that starts at ``start`` (where nothing is open): the first
+    block element opening at or after ``target`` outside comments, raw text and the
+    containers of ``_UNSPLIT``, or a row of a table open at top level. Returns the position
+    and the markup to reopen in the next segment ("<table>" for a table cut between rows);
+    ``reopened`` is what this segment itself reopened (so its table is open from the start)."""
+    raw: str | None = None
+    open_: list[str] = ["table"] if reopened else []
+    for m in _TOKEN.finditer(html, start):
+        token = m.group(0)
+        if raw == "--":
+            if token == "-->":
+                raw = None
+            continue
+        closing, name = m.group(1), (m.group(2) or "").lower()
+        if raw is not None:
+            if closing and name == raw:
+                raw = None
+            continue
+        if token == "<!--":
+            raw = "--"
+            continue
+        if not name:
+            continue
+        if name in _RAW:
+            raw = None if closing else name
+            continue
+        if closing:
+            if name in _UNSPLIT and name in open_:
+                while open_ and open_.pop() != name:
+                    pass
+            continue
+        if m.start() >= target:
+            if not open_ and name != "tr":
+                return m.start(), ""
+            if open_ == ["table"] and name == "tr":
+                return m.start(), "<table>"
+        if name in _UNSPLIT:
+            open_.append(name)
+    return None
+
+
 def convert_html(html: str, max_chars: int) -> Converted:
-    """Markdown of ``html``, converting only as much of it as ``max_chars`` needs."""
+    """Markdown of ``html``, converting only as much of it as ``max_chars`` needs.
+
+    A page of more than 1.5 segments is converted segment by segment, each cut just before
+    a block element where nothing that must stay whole is open (one linear scan of the
+    markup), until the Markdown is long enough or the page ends: the work is proportional
+    to what is needed and the memory to one segment.
+    """
     size = len(html)
-    prefix = max(FIRST_PREFIX, 2 * max_chars)
-    while prefix < size:
-        markdown = _convert(html[:prefix])
-        if len(markdown) > max_chars + MARGIN:
-            return Converted(markdown, False, prefix)
-        # Grow in proportion to the yield so far (at least double), so the total work stays
-        # within a small multiple of converting the needed part once.
-        per_char = max(len(markdown), 1) / prefix
-        prefix = max(2 * prefix, int((max_chars + MARGIN) / per_char * 1.25))
-    return Converted(_convert(html), True, size)
+    parts: list[str] = []
+    total = 0
+    pos = 0
+    reopen = ""
+    while pos < size:
+        cut = find_cut(html, pos, pos + SEGMENT, reopen) if size - pos > SEGMENT * 3 // 2 else None
+        end, next_reopen = cut if cut is not None else (size, "")
+        markdown = _convert(reopen + html[pos:end])
+        if markdown:
+            parts.append(markdown)
+            total += len(markdown) + 2
+        pos, reopen = end, next_reopen
+        if total > max_chars + MARGIN and pos < size:
+            return Converted("\n\n".join(parts), False, pos)
+    return Converted("\n\n".join(parts), True, size)
