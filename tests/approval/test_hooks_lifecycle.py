@@ -282,3 +282,33 @@ async def test_many_hooks_and_huge_output_stay_bounded(project: Path) -> None:
     )
     r = await LifecycleHooks([huge], None, project).fire("UserPromptSubmit", {"prompt": "p"})
     assert len(r.context) == 1 and len(r.context[0]) == 1 << 20
+
+
+async def test_python_payloads_have_exactly_their_typed_fields(project: Path) -> None:
+    from typing import get_type_hints
+
+    from codingcode.approval.lifecycle import PAYLOADS, permission_layer
+
+    bus = HookBus()
+    got: dict[str, dict[str, Any]] = {}
+
+    async def record(event: HookEvent) -> None:
+        got[event.name] = event.payload
+
+    for name in PAYLOADS:
+        bus.add_hook(name, record)
+    lc = LifecycleHooks([], bus, project)
+    call = ToolCall("read_file", {"path": "a"}, project, "s", 1, "default", call_id="c1")
+    await post_tool_use(lc, call, "out")
+    await permission_layer(lc)(call, "asked")
+    for name, fields in [
+        ("UserPromptSubmit", {"prompt": "p", "permission_mode": "default"}),
+        ("Stop", {"stop_hook_active": False, "last_assistant_message": "a"}),
+        ("SessionStart", {"source": "startup"}),
+        ("SessionEnd", {"reason": "other"}),
+        ("PreCompact", {"trigger": "auto", "custom_instructions": ""}),
+    ]:
+        await lc.fire(name, fields)
+    for name, payload in got.items():
+        assert set(payload) == set(get_type_hints(PAYLOADS[name])), name
+    assert len(got) == 7

@@ -21,7 +21,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import anyio
 
@@ -49,6 +49,69 @@ _MATCHED_ON = {
 }
 #: At most this many hook processes of one event run at once (the rest wait their turn).
 MAX_PARALLEL = 8
+
+
+class _Common(TypedDict):
+    session_id: str
+    transcript_path: str
+    cwd: str
+    hook_event_name: str
+
+
+class PostToolUseInput(_Common):
+    tool_name: str
+    tool_input: dict[str, Any]
+    tool_response: str
+    tool_use_id: str
+    permission_mode: str
+
+
+class PermissionRequestInput(_Common):
+    tool_name: str
+    tool_input: dict[str, Any]
+    permission_mode: str
+
+
+class UserPromptSubmitInput(_Common):
+    prompt: str
+    permission_mode: str
+
+
+class StopInput(_Common):
+    stop_hook_active: bool
+    last_assistant_message: str
+
+
+class SessionStartInput(_Common):
+    source: str
+
+
+class SessionEndInput(_Common):
+    reason: str
+
+
+class PreCompactInput(_Common):
+    trigger: str
+    custom_instructions: str
+
+
+class NotificationInput(_Common):
+    message: str
+    notification_type: str
+
+
+#: The payload's type for each event (SubagentStop has Stop's): ``cast(PAYLOADS[...], ...)``.
+PAYLOADS: dict[str, type] = {
+    "PostToolUse": PostToolUseInput,
+    "PermissionRequest": PermissionRequestInput,
+    "UserPromptSubmit": UserPromptSubmitInput,
+    "Stop": StopInput,
+    "SubagentStop": StopInput,
+    "SessionStart": SessionStartInput,
+    "SessionEnd": SessionEndInput,
+    "PreCompact": PreCompactInput,
+    "Notification": NotificationInput,
+}
 
 
 @dataclass(frozen=True)
