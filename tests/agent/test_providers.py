@@ -52,3 +52,14 @@ def test_parse_arguments() -> None:
     assert parse_arguments("i", "t", '{"x": 1}').arguments == {"x": 1}
     assert parse_arguments("i", "t", "[1]").arguments is None
     assert parse_arguments("i", "t", '{"x": ').arguments is None
+
+
+def test_anthropic_wire_arguments_are_valid_utf8() -> None:
+    import json as _json
+
+    call = ToolCall("c1", "read_file", {"path": "gone\udcff.txt", "n": [1, "x\udce9"]}, "")
+    messages = [Message("user", "hi"), Message("assistant", "", tool_calls=[call])]
+    wire = to_anthropic_messages(messages)
+    _json.dumps(wire, ensure_ascii=False).encode("utf-8")  # no UnicodeEncodeError
+    block = wire[1]["content"][0]
+    assert block["input"]["path"] == "gone\\udcff.txt"

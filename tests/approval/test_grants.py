@@ -33,8 +33,8 @@ pytestmark = pytest.mark.anyio
         ("make", "execute_command(make)"),
         ("make check", "execute_command(make check)"),
         ("pytest -x tests", "execute_command(pytest *)"),
-        # the analysis sees the program uv runs: both need allowing
-        ("uv run pytest -q", "execute_command(uv run pytest *), execute_command(pytest *)"),
+        # the runner is transparent: one rule covers it and the program it runs
+        ("uv run pytest -q", "execute_command(uv run pytest *)"),
         ("touch a", "execute_command(touch a)"),
         # read-only parts need no rule
         ("cd src && python3 -m pytest -q | tail -5", "execute_command(python3 -m pytest *)"),
@@ -163,3 +163,16 @@ async def test_the_audit_records_the_answer_the_grant_and_redacts_secrets(projec
     assert token not in stored and "hunter2secret" not in stored and "[redacted]" in stored
     assert redact({"api_key": "abc", "path": "x"}) == {"api_key": "[redacted]", "path": "x"}
     assert redact("sk-" + "b" * 30) == "[redacted]"
+
+
+async def test_the_uv_run_rule_alone_allows_the_command(project: Path) -> None:
+    from codingcode.runner import build_runner
+
+    rules = project / ".codingcode"
+    rules.mkdir()
+    (rules / "settings.local.json").write_text(
+        '{"permissions": {"allow": ["execute_command(uv run pytest *)"]}}'
+    )
+    runner = build_runner(project, audit=False, assume_trusted=True)
+    decision = await runner.decide("execute_command", {"command": "uv run pytest -q"})
+    assert decision.decision == "allow", decision

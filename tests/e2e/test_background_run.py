@@ -14,7 +14,7 @@ import pytest
 
 from tests.agent.fake_model import FakeModelServer, Step, tool_names, tool_results
 from tests.e2e.test_agent_run import env_for, run
-from tests.tools.builtin.test_background import alive
+from tests.tools.builtin.test_background import alive, unique_token
 
 pytestmark = pytest.mark.e2e
 
@@ -80,7 +80,7 @@ def test_a_server_started_in_the_background_is_used_read_and_killed(
 def test_run_ends_promptly_and_kills_what_is_still_running(
     project: Path, fake: FakeModelServer, tmp_path: Path
 ) -> None:
-    token = "8675.309"
+    token = unique_token(8675)
     env = env_for(fake, "openai", tmp_path)
 
     def answer_to_exit(first: list[Step]) -> tuple[float, str, str]:

@@ -604,7 +604,7 @@ class AgentSession:
         child_id = f"{self.session_id}/{spec.name}-{self._children}"
         if spec.model:
             model = parse_model(spec.model, source=spec.origin, scope=spec.scope)
-            provider = make_provider(model)
+            provider = make_provider(model, project=self.project)
             self._owned_providers.append(provider)
         else:
             model, provider = self.model, self.provider
@@ -675,7 +675,7 @@ def open_session(
         session_id = resume.session_id
     session_id = session_id or new_session_id()
     owned = provider is None
-    provider = provider or make_provider(model)
+    provider = provider or make_provider(model, project=project)
     policy = None
     if extra_rules:
         from codingcode.approval.rules import load_policy

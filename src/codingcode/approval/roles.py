@@ -82,6 +82,8 @@ BUILTIN_ROLES: dict[str, dict[str, ArgRole]] = {
     "fetch_url": {"url": "url"},
     "web_search": {"query": "text"},
     "todo_write": {},
+    "command_output": {},
+    "command_kill": {},
 }
 
 

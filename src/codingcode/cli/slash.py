@@ -187,7 +187,7 @@ class SlashHandler:
             return
         try:
             spec = parse_model(arg, source="/model")
-            provider = make_provider(spec)
+            provider = make_provider(spec, project=self.session.project)
         except ModelError as exc:
             self.console.print(f"[red]error:[/] {exc.message}", highlight=False)
             return

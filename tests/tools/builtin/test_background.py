@@ -21,6 +21,13 @@ from codingcode.tools.builtin.background import (
 pytestmark = pytest.mark.anyio
 
 
+def unique_token(seconds: int) -> str:
+    """A sleep length no other test run on this machine uses (runs may overlap)."""
+    import secrets
+
+    return f"{seconds}.{secrets.randbelow(10**9):09d}"
+
+
 def alive(token: str) -> bool:
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -40,7 +47,7 @@ async def start(service: ToolService, ctx: ToolExecCtx, command: str) -> str:
 
 
 async def test_start_read_and_kill(service: ToolService, ctx: ToolExecCtx) -> None:
-    token = "313.1717"
+    token = unique_token(313)
     started = await start(service, ctx, f"echo hello; exec sleep {token}")
     assert "bg1" in started and "hello" in started
     assert alive(token)
@@ -99,7 +106,7 @@ async def test_the_output_cap_keeps_memory_and_disk_bounded(project: Path, tmp_p
 
 
 async def test_a_process_that_ignores_term_is_killed(project: Path, tmp_path: Path) -> None:
-    token = "271.828"
+    token = unique_token(271)
     registry = BackgroundProcesses(tmp_path / "logs")
     proc = registry.start(
         f"trap '' TERM; sleep {token} & wait; wait",
@@ -135,7 +142,7 @@ async def test_unknown_ids_and_the_limit_are_clear(
 
 
 async def test_closing_the_session_ends_every_process(project: Path, tmp_path: Path) -> None:
-    tokens = ["101.1", "102.2", "103.3"]
+    tokens = [unique_token(101), unique_token(102), unique_token(103)]
     registry = BackgroundProcesses(tmp_path / "logs")
     for token in tokens:
         registry.start(f"exec sleep {token}", cwd=project, launcher=None, env=dict(os.environ))
@@ -159,7 +166,7 @@ async def test_a_double_fork_cannot_escape_the_sandbox(project: Path, tmp_path: 
         service.backend()
     except Exception as exc:  # pragma: no cover - depends on the machine
         pytest.skip(f"bubblewrap unavailable: {exc}")
-    token = "577.215"
+    token = unique_token(577)
     registry = BackgroundProcesses(tmp_path / "logs")
     registry.start(
         f"(setsid sleep {token} &); sleep 300", cwd=project, launcher=service, env=dict(os.environ)

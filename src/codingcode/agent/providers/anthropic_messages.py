@@ -16,9 +16,11 @@ from codingcode.agent.providers.base import (
     Failure,
     ModelClientSettings,
     WireNames,
+    context_limit,
     error_message,
     http_errors,
     http_timeout,
+    is_context_overflow,
     parse_arguments,
     retry_after_seconds,
     stream_with_retries,
@@ -62,7 +64,9 @@ def to_anthropic_messages(
                         "type": "tool_use",
                         "id": c.id,
                         "name": names.to_wire(c.name),
-                        "input": c.arguments or {},
+                        # A model may escape a lone surrogate in its arguments: what goes back
+                        # on the wire must be valid UTF-8.
+                        "input": _valid_unicode(c.arguments or {}),
                     }
                 )
             out.append(
@@ -84,6 +88,19 @@ def to_anthropic_messages(
                 ]
             )
     return out
+
+
+def _valid_unicode(value: Any) -> Any:
+    """``value`` with every string (keys too) made valid Unicode (``safe_text``)."""
+    from codingcode.approval.audit import safe_text
+
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, dict):
+        return {safe_text(str(k)): _valid_unicode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_valid_unicode(v) for v in value]
+    return value
 
 
 class AnthropicProvider:
@@ -177,6 +194,12 @@ class AnthropicProvider:
             body = getattr(exc, "body", None)
             error = body.get("error") if isinstance(body, dict) else None
             kind = error.get("type") if isinstance(error, dict) else None
+            if is_context_overflow(exc):
+                return Failure(
+                    f"The conversation is too long for the model: {error_message(exc)}",
+                    overflow=True,
+                    context_limit=context_limit(exc),
+                )
             return Failure(
                 f"The Anthropic API refused the request (HTTP {status}"
                 f"{', ' + str(kind) if kind else ''}): {error_message(exc)}",

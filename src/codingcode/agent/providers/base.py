@@ -211,6 +211,10 @@ class Failure:
     retryable: bool = False
     #: Seconds the endpoint asked us to wait (Retry-After), when it did.
     retry_after: float | None = None
+    #: The request is longer than the model's context window (the loop compacts and asks
+    #: again: ContextLengthExceeded), and the window the refusal named, if any.
+    overflow: bool = False
+    context_limit: int | None = None
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -279,17 +283,13 @@ async def stream_with_retries(
                 yield event
             return
         except Exception as exc:
-            if is_context_overflow(exc):
-                # Not retried as is: the session compacts the conversation and asks again.
-                from codingcode.agent.model import ContextLengthExceeded
-
-                raise ContextLengthExceeded(
-                    one_line(f"The conversation is too long for the model: {error_message(exc)}"),
-                    limit=context_limit(exc),
-                ) from None
             failure = classify(exc)
             if failure is None:
                 raise
+        if failure.overflow:
+            from codingcode.agent.model import ContextLengthExceeded
+
+            raise ContextLengthExceeded(one_line(failure.message), limit=failure.context_limit)
         done = f" (gave up after {retries + 1} attempts)" if retries else ""
         if not failure.retryable or yielded or retries >= settings.max_retries:
             raise ModelError(one_line(failure.message + done))

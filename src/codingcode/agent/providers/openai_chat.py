@@ -19,9 +19,11 @@ from codingcode.agent.providers.base import (
     Failure,
     ModelClientSettings,
     WireNames,
+    context_limit,
     error_message,
     http_errors,
     http_timeout,
+    is_context_overflow,
     parse_arguments,
     retry_after_seconds,
     stream_with_retries,
@@ -175,6 +177,12 @@ class OpenAIChatProvider:
         where = self._client.base_url
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
+            if is_context_overflow(exc):
+                return Failure(
+                    f"The conversation is too long for the model: {error_message(exc)}",
+                    overflow=True,
+                    context_limit=context_limit(exc),
+                )
             return Failure(
                 f"The model endpoint refused the request (HTTP {status}): {error_message(exc)}",
                 retryable=status in RETRY_STATUSES or status >= 500,
