@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from codingcode.approval.audit import AuditLog
     from codingcode.approval.confirm import Confirmer
     from codingcode.approval.hooks import HookBus
+    from codingcode.approval.lifecycle import LifecycleHooks
     from codingcode.approval.pipeline import ApprovalPipeline, Decision, ToolCall
     from codingcode.approval.rules import Policy
     from codingcode.checkpoints.recorder import CheckpointRecorder
@@ -45,6 +46,8 @@ class ToolRunner:
     checkpoints: CheckpointRecorder | None = None
     #: Where each call's outcome is recorded (the pipeline records each layer's decision).
     audit: AuditLog | None = None
+    #: The hooks of the lifecycle events (PostToolUse, Stop, ...; issue 17); None: none.
+    lifecycle: LifecycleHooks | None = None
     _turn: int = field(default=0, init=False)
 
     def context(self, **overrides: Any) -> ToolExecCtx:
@@ -149,6 +152,12 @@ class ToolRunner:
                 track.started()
                 result = await self._execute(definition, model, ctx, on_checkpoint)
                 track.finished(result)
+            if self.lifecycle is not None:
+                from codingcode.approval.lifecycle import post_tool_use
+
+                result = await post_tool_use(
+                    self.lifecycle, replace(call, args=decision.args), result
+                )
         except AgentError as exc:
             # A lone surrogate (a non-UTF-8 file name in an argument) must not break whoever
             # sends the message on: the model's wire format, JSON output, an MCP client.
@@ -239,6 +248,22 @@ def build_runner(
         service, project, mode=effective_mode, session_id=session_id, pipeline=pipeline, audit=log
     )
     runner.ignored_grants = ignored
+    from codingcode.approval.hooks import load_command_hooks, runnable_hooks
+    from codingcode.approval.lifecycle import LifecycleHooks, permission_layer
+
+    lifecycle = LifecycleHooks(
+        runnable_hooks(load_command_hooks(settings), distrust_project=not trust_project_grants),
+        bus,
+        project,
+    )
+    if lifecycle.hooks or bus.hooks:
+        runner.lifecycle = lifecycle
+        if lifecycle.has("PermissionRequest"):
+            pipeline.permission_hooks = permission_layer(lifecycle)
+        if lifecycle.has("Notification") and pipeline.confirmer is not None:
+            from codingcode.approval.lifecycle import NotifyingConfirmer
+
+            pipeline.confirmer = NotifyingConfirmer(pipeline.confirmer, lifecycle)
     # The sandbox (issue 4): every command runs contained unless the caller brings its own.
     if launcher is None:
         from codingcode.approval.capabilities import deny_rule_masks

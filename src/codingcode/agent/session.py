@@ -65,6 +65,8 @@ from codingcode.tools.search import TOOL_SEARCH_NAME
 from codingcode.tools.service import ToolService
 
 DEFAULT_MAX_TURNS = 50
+#: Stop hooks may keep the agent going at most this many times in a row per prompt.
+MAX_STOP_BLOCKS = 3
 SUB_AGENT_MAX_TURNS = 30
 #: Sub-agents may dispatch sub-agents, down to this depth (the main session is depth 0).
 MAX_DEPTH = 2
@@ -181,6 +183,10 @@ class AgentSession:
         self.spilled: list[Path] = []
         #: Extra rules this session was opened with (--allowed-tools / --disallowed-tools).
         self.extra_rules: list[Rule] = []
+        #: The source the next SessionStart hooks get (startup, resume, clear, compact),
+        #: None once they ran for it.
+        self.hook_source: str | None = "startup"
+        self._hooks_started = False
 
     # -- control ---------------------------------------------------------------------
     def cancel(self, reason: str = "cancelled by the user") -> None:
@@ -189,6 +195,11 @@ class AgentSession:
             self._signal.set(reason)
 
     async def aclose(self) -> None:
+        if self.runner.lifecycle is not None and self.depth == 0 and self._hooks_started:
+            with anyio.CancelScope(shield=True):
+                await self.runner.lifecycle.fire(
+                    "SessionEnd", {"reason": "other"}, session_id=self.session_id
+                )
         if self.state.background is not None:
             # Background processes die with their session (README: Background commands).
             with anyio.CancelScope(shield=True):
@@ -289,6 +300,7 @@ class AgentSession:
     def clear(self) -> None:
         """Forget the conversation (``/clear``); the todo list goes too."""
         self.clear_state()
+        self.hook_source = "clear"
         if self.store is not None:
             self.store.append({"type": "clear", "time": time.time()}, sync=True)
 
@@ -332,6 +344,15 @@ class AgentSession:
         from codingcode.agent.context.compaction import compact
 
         before = self.context_tokens()
+        if self.runner.lifecycle is not None:
+            await self.runner.lifecycle.fire(
+                "PreCompact",
+                {
+                    "trigger": "manual" if reason == "manual" else "auto",
+                    "custom_instructions": focus or "",
+                },
+                session_id=self.session_id,
+            )
         result = await compact(
             self.history,
             provider=self.provider,
@@ -347,6 +368,7 @@ class AgentSession:
         self._counted = (0, 0)
         if self.store is not None:
             self.store.compaction(result.summary, result.kept, reason)
+        self.hook_source = "compact"
         self.sink(
             Compacted(self.session_id, reason, before, self.context_tokens(), result.summarized)
         )
@@ -357,11 +379,20 @@ class AgentSession:
         """Run ``prompt`` to the model's answer (or the turn limit, or cancellation)."""
         signal = signal or CancelSignal()
         self._signal = signal
+        usage = Usage()
+        hooks = self.runner.lifecycle
+        if hooks is not None:  # SessionStart / UserPromptSubmit hooks (issue 17)
+            from codingcode.agent.hook_calls import before_prompt
+
+            prompt, blocked = await before_prompt(self, hooks, prompt)
+            if blocked is not None:
+                self._signal = None
+                return Outcome(blocked, "blocked", 0, usage)
         # Where this prompt starts: the model turn before it and the history length (/rewind).
         self.prompt_marks.append((self.turn, len(self.history)))
         self._add(Message("user", prompt))
-        usage = Usage()
         denied = False
+        stop_blocks = 0
         try:
             for turns in range(1, self.max_turns + 1):
                 self.turn += 1
@@ -375,6 +406,14 @@ class AgentSession:
                 self._add(message)
                 self.sink(AgentMessage(self.session_id, message))
                 if not message.tool_calls:
+                    if hooks is not None and stop_blocks < MAX_STOP_BLOCKS:
+                        from codingcode.agent.hook_calls import stop_hook
+
+                        go_on = await stop_hook(self, hooks, message.text, stop_blocks > 0)
+                        if go_on is not None:  # a Stop hook blocked: one more turn
+                            stop_blocks += 1
+                            self._add(Message("user", go_on))
+                            continue
                     return Outcome(message.text, "answered", turns, usage, denied)
                 results = await self._run_calls(message.tool_calls, signal)
                 self._add(Message("tool", results=results))
@@ -700,6 +739,7 @@ def open_session(
     )
     session.extra_rules = list(extra_rules)
     if resume is not None:
+        session.hook_source = "resume"
         session.history = list(resume.history)
         session.usage = Usage(resume.usage.input_tokens, resume.usage.output_tokens)
         session.turn = resume.turns

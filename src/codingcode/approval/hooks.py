@@ -16,10 +16,12 @@ import contextlib
 import fnmatch
 import json
 import os
+import re
 import signal
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, cast
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -61,9 +63,46 @@ class HookMatcherSpec(BaseModel):
     hooks: list[CommandHookSpec] = Field(min_length=1)
 
 
+#: The events of the hook lifecycle, named as Claude Code names them (issue 17).
+EVENTS = (
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "SessionStart",
+    "SessionEnd",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "Notification",
+    "PermissionRequest",
+)
+
+
 class HooksSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
     PreToolUse: list[HookMatcherSpec] = Field(default_factory=list)
+    PostToolUse: list[HookMatcherSpec] = Field(default_factory=list)
+    UserPromptSubmit: list[HookMatcherSpec] = Field(default_factory=list)
+    SessionStart: list[HookMatcherSpec] = Field(default_factory=list)
+    SessionEnd: list[HookMatcherSpec] = Field(default_factory=list)
+    Stop: list[HookMatcherSpec] = Field(default_factory=list)
+    SubagentStop: list[HookMatcherSpec] = Field(default_factory=list)
+    PreCompact: list[HookMatcherSpec] = Field(default_factory=list)
+    Notification: list[HookMatcherSpec] = Field(default_factory=list)
+    PermissionRequest: list[HookMatcherSpec] = Field(default_factory=list)
+
+
+def matcher_matches(matcher: str, name: str) -> bool:
+    """Claude Code's matchers: empty or ``*`` match everything, else a regular expression
+    that must match the whole name (``Edit|Write``, ``github:.*``). Globs (``mcp_*``, the
+    form earlier versions documented) still match as globs."""
+    matcher = matcher.strip()
+    if matcher in ("", "*"):
+        return True
+    with contextlib.suppress(re.error):
+        if re.fullmatch(matcher, name):
+            return True
+    return any(fnmatch.fnmatchcase(name, m.strip()) for m in matcher.split("|"))
 
 
 @dataclass(frozen=True)
@@ -75,9 +114,10 @@ class CommandHook:
     source: str
     #: False for a hook from a project file the user has not trusted: it never runs.
     trusted: bool = True
+    event: str = "PreToolUse"
 
     def matches(self, tool: str) -> bool:
-        return any(fnmatch.fnmatchcase(tool, m.strip()) for m in self.matcher.split("|"))
+        return matcher_matches(self.matcher, tool)
 
 
 def load_command_hooks(settings: Settings) -> list[CommandHook]:
@@ -91,12 +131,26 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
             parsed = HooksSettings.model_validate(data)
         except ValidationError as exc:
             raise pydantic_error(f.path, "hooks", exc) from None
-        for m in parsed.PreToolUse:
-            for h in m.hooks:
-                hooks.append(
-                    CommandHook(h.command, m.matcher, h.timeout, f.scope, str(f.path), f.trusted)
-                )
+        for event in EVENTS:
+            for m in getattr(parsed, event):
+                for h in m.hooks:
+                    hooks.append(
+                        CommandHook(
+                            h.command,
+                            m.matcher,
+                            h.timeout,
+                            f.scope,
+                            str(f.path),
+                            f.trusted,
+                            event,
+                        )
+                    )
     return hooks
+
+
+def runnable_hooks(hooks: list[CommandHook], *, distrust_project: bool) -> list[CommandHook]:
+    """The hooks that may run: the user's always, a project's only once trusted."""
+    return [h for h in hooks if h.scope is Scope.USER or (h.trusted and not distrust_project)]
 
 
 # -- the bus -------------------------------------------------------------------------------
@@ -106,9 +160,18 @@ class HookBus:
 
     pre_tool_use: list[tuple[str, PythonHook]] = field(default_factory=list)
     listeners: dict[str, list[Listener]] = field(default_factory=dict)
+    #: Python hooks of the other events (codingcode.approval.lifecycle), by event name.
+    hooks: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
 
     def add_pre_tool_use(self, hook: PythonHook, *, matcher: str = "*") -> None:
         self.pre_tool_use.append((matcher, hook))
+
+    def add_hook(self, event: str, hook: Any, *, matcher: str = "*") -> None:
+        """A Python hook for ``event`` (PostToolUse, Stop, ...): an async function taking a
+        ``HookEvent`` and answering with Claude Code's JSON output as a dict, or None."""
+        if event not in EVENTS or event == "PreToolUse":
+            raise ValueError(f"unknown hook event {event!r}; use add_pre_tool_use for PreToolUse")
+        self.hooks.setdefault(event, []).append((matcher, hook))
 
     def on(self, event: str, listener: Listener) -> None:
         self.listeners.setdefault(event, []).append(listener)
@@ -130,7 +193,7 @@ class PreToolUseHooks:
     """
 
     def __init__(self, command_hooks: list[CommandHook], bus: HookBus | None = None) -> None:
-        self.command_hooks = command_hooks
+        self.command_hooks = [h for h in command_hooks if h.event == "PreToolUse"]
         self.bus = bus or HookBus()
 
     def __bool__(self) -> bool:
@@ -141,7 +204,7 @@ class PreToolUseHooks:
         current = call
         modified: dict[str, Any] | None = None
         for matcher, fn in self.bus.pre_tool_use:
-            if not any(fnmatch.fnmatchcase(call.tool, m.strip()) for m in matcher.split("|")):
+            if not matcher_matches(matcher, call.tool):
                 continue
             answer = await _run_python(fn, current)
             answers.append((getattr(fn, "__name__", "python hook"), answer))
@@ -183,7 +246,11 @@ async def _run_python(fn: PythonHook, call: ToolCall) -> HookAnswer:
         return HookAnswer("ask", f"a PreToolUse hook failed ({type(exc).__name__}: {exc}); asking")
     if answer is None:
         return HookAnswer()
-    if not isinstance(answer, HookAnswer) or answer.decision not in _ORDER:
+    if (
+        not isinstance(answer, HookAnswer)
+        or not isinstance(answer.decision, str)
+        or answer.decision not in _ORDER
+    ):
         return HookAnswer("ask", "a PreToolUse hook gave no valid answer; asking")
     return answer
 
@@ -194,6 +261,8 @@ def hook_input(call: ToolCall) -> dict[str, Any]:
         "tool_name": call.tool,
         "tool_input": call.args,
         "session_id": call.session_id,
+        "transcript_path": "",
+        "tool_use_id": call.call_id,
         "turn_id": call.turn_id,
         "cwd": str(call.cwd),
         "project_path": str(call.project_path),
@@ -201,20 +270,41 @@ def hook_input(call: ToolCall) -> dict[str, Any]:
     }
 
 
-async def run_command_hook(hook: CommandHook, call: ToolCall) -> HookAnswer:
-    """Run one command hook; any failure is an ask, never an allow."""
-    payload = json.dumps(hook_input(call)).encode()
+@dataclass(frozen=True)
+class HookRun:
+    """What one command hook did: its exit code (None: it did not finish), its output."""
+
+    code: int | None
+    stdout: str
+    stderr: str
+    #: Why it did not finish (could not start, timed out), for messages.
+    failure: str = ""
+
+
+def hook_env(project: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["CODINGCODE_PROJECT_DIR"] = str(project)
+    env["CLAUDE_PROJECT_DIR"] = str(project)  # hooks written for Claude Code
+    return env
+
+
+async def run_hook_process(
+    command: str, payload: dict[str, Any], cwd: Path, timeout_s: float
+) -> HookRun:
+    """Run ``command`` with ``payload`` as JSON on stdin; its process group never outlives it."""
+    data = json.dumps(payload).encode()
     try:
         proc = await anyio.open_process(
-            ["/bin/sh", "-c", hook.command],
+            ["/bin/sh", "-c", command],
             stdin=-1,
             stdout=-1,
             stderr=-1,
-            cwd=str(call.project_path),
+            cwd=str(cwd),
+            env=hook_env(cwd),
             start_new_session=True,
         )
     except OSError as exc:
-        return HookAnswer("ask", f"the hook `{hook.command}` could not start ({exc}); asking")
+        return HookRun(None, "", "", f"could not start ({exc})")
     out = bytearray()
     err = bytearray()
 
@@ -225,14 +315,14 @@ async def run_command_hook(hook: CommandHook, call: ToolCall) -> HookAnswer:
 
     timed_out = False
     try:
-        with anyio.move_on_after(hook.timeout_s) as scope:
+        with anyio.move_on_after(timeout_s) as scope:
             async with anyio.create_task_group() as tg:
                 assert proc.stdout is not None and proc.stderr is not None
                 tg.start_soon(pump, proc.stdout, out)
                 tg.start_soon(pump, proc.stderr, err)
                 if proc.stdin is not None:
                     with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                        await proc.stdin.send(payload)
+                        await proc.stdin.send(data)
                     await proc.stdin.aclose()
                 await proc.wait()
         timed_out = scope.cancelled_caught
@@ -242,13 +332,20 @@ async def run_command_hook(hook: CommandHook, call: ToolCall) -> HookAnswer:
             os.killpg(proc.pid, signal.SIGKILL)
         with anyio.CancelScope(shield=True):
             await proc.aclose()
-    if timed_out:
-        return HookAnswer(
-            "ask",
-            f"the hook `{hook.command}` took longer than {hook.timeout_s:g}s and was killed; asking",
-        )
-    code = proc.returncode
+    stdout = out.decode("utf-8", "replace")
     stderr = err.decode("utf-8", "replace").strip()
+    if timed_out:
+        return HookRun(None, stdout, stderr, f"took longer than {timeout_s:g}s and was killed")
+    return HookRun(proc.returncode, stdout, stderr)
+
+
+async def run_command_hook(hook: CommandHook, call: ToolCall) -> HookAnswer:
+    """Run one command hook; any failure is an ask, never an allow."""
+    run = await run_hook_process(hook.command, hook_input(call), call.project_path, hook.timeout_s)
+    if run.code is None:
+        return HookAnswer("ask", f"the hook `{hook.command}` {run.failure}; asking")
+    code = run.code
+    stderr = run.stderr
     if code == 2:
         return HookAnswer("deny", stderr or f"the hook `{hook.command}` denied the call")
     if code != 0:
@@ -256,7 +353,7 @@ async def run_command_hook(hook: CommandHook, call: ToolCall) -> HookAnswer:
         return HookAnswer(
             "ask", f"the hook `{hook.command}` failed with exit code {code}{detail}; asking"
         )
-    return parse_hook_output(out.decode("utf-8", "replace"), hook.command)
+    return parse_hook_output(run.stdout, hook.command)
 
 
 def parse_hook_output(text: str, command: str) -> HookAnswer:
@@ -276,8 +373,10 @@ def parse_hook_output(text: str, command: str) -> HookAnswer:
             "reason": specific.get("permissionDecisionReason", ""),
             "modifiedInput": specific.get("updatedInput"),
         }
-    decision = data.get("decision", "continue")
-    if decision not in _ORDER:
+    decision: Any = data.get("decision", "continue")
+    if isinstance(decision, str):  # Claude Code's older PreToolUse answers: approve / block
+        decision = {"approve": "allow", "block": "deny"}.get(decision, decision)
+    if not isinstance(decision, str) or decision not in _ORDER:
         return HookAnswer(
             "ask", f"the hook `{command}` answered an unknown decision {decision!r}; asking"
         )
@@ -287,4 +386,4 @@ def parse_hook_output(text: str, command: str) -> HookAnswer:
             "ask", f"the hook `{command}` gave a modifiedInput that is not an object; asking"
         )
     reason = data.get("reason") or ""
-    return HookAnswer(decision, str(reason), modified)
+    return HookAnswer(cast(HookDecision, decision), str(reason), modified)

@@ -50,6 +50,7 @@ RULES = "RuleEngine"
 WHITELIST = "ReadonlyWhitelist"
 MODE = "PermissionMode"
 HOOK = "HookPreToolUse"
+PERMISSION_HOOK = "HookPermissionRequest"
 CONFIRM = "UserConfirmation"
 
 
@@ -136,6 +137,8 @@ Validate = Callable[[str, dict[str, Any]], dict[str, Any]]
 Persist = Callable[[str, str, str], None]
 Evaluate = Callable[[ToolCall], LayerResult]
 PreHooks = Callable[[ToolCall], Awaitable[LayerResult]]
+#: PermissionRequest hooks (issue 17): answer an ask (allow / deny) or not (None).
+PermissionHooks = Callable[[ToolCall, str], Awaitable["LayerResult | None"]]
 Record = Callable[[ToolCall, LayerResult, float], None]
 Suggest = Callable[[ToolCall], "str | None"]
 #: Says why a call is a read-only command (None: it is not one, or not a command).
@@ -189,6 +192,9 @@ class ApprovalPipeline:
         self._session_engine: Any = None
         #: Makes the engine for the session rules (set by build_pipeline).
         self.make_engine: Callable[[list[str]], Any] | None = None
+        #: Set by the runner when PermissionRequest hooks exist; never asked about a call a
+        #: preset rule asked about.
+        self.permission_hooks: PermissionHooks | None = None
 
     async def decide(self, call: ToolCall, *, dry_run: bool = False) -> Decision:
         """The decision for ``call``. ``dry_run``: prompt no one (ask stays ask), save nothing."""
@@ -314,6 +320,11 @@ class ApprovalPipeline:
                     )
                 )
                 return done("deny", r, args)
+        if self.permission_hooks is not None and not preset:
+            answered = await self.permission_hooks(replace(call, args=args), asked.reason)
+            if answered is not None:
+                r = note(answered)
+                return done("allow" if answered.action == "allow" else "deny", r, args)
         if self.confirmer is None:
             r = note(LayerResult(CONFIRM, "deny", headless_message(call, asked.reason, suggestion)))
             return Decision("deny", CONFIRM, r.reason, asked.rule, args, trail)

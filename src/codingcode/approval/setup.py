@@ -8,7 +8,13 @@ from typing import Any
 
 from codingcode.approval.audit import AuditLog
 from codingcode.approval.confirm import Confirmer
-from codingcode.approval.hooks import POST_APPROVAL, HookBus, PreToolUseHooks, load_command_hooks
+from codingcode.approval.hooks import (
+    POST_APPROVAL,
+    HookBus,
+    PreToolUseHooks,
+    load_command_hooks,
+    runnable_hooks,
+)
 from codingcode.approval.pipeline import ApprovalPipeline, ToolCall, Validate
 from codingcode.approval.rules import (
     Policy,
@@ -53,7 +59,7 @@ def build_pipeline(
     ignored = policy.ignored_grants(distrust_project=distrust)
     if not assume_trusted:
         policy = policy.without_untrusted_grants(distrust_project=distrust)
-    command_hooks = [h for h in all_hooks if h.scope is Scope.USER or (h.trusted and not distrust)]
+    command_hooks = runnable_hooks(all_hooks, distrust_project=distrust)
     ignored += [f"hook {h.command}" for h in all_hooks if h not in command_hooks]
     effective = mode or policy.default_mode or "default"
     if effective not in PERMISSION_MODES:

@@ -39,6 +39,7 @@ COMMAND_MODULES = [
     "codingcode.cli.mcp_commands",
     "codingcode.cli.sessions_commands",
     "codingcode.cli.checkpoint_commands",
+    "codingcode.cli.hooks_commands",
 ]
 
 

@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "/tools": "the tools the model is offered",
     "/mcp": "the MCP servers' tools",
     "/permissions": "the permission mode and the approval rules in effect",
+    "/hooks": "the hooks of the settings, with their source files",
     "/diff": "what this session changed in the project",
     "/rewind": "/rewind [N|ID] [files|conversation|both] [force] — list this session's "
     "checkpoints (also Esc Esc), or go back to one",
@@ -245,6 +246,16 @@ class SlashHandler:
             self.console.print(f"{r.action:<5} {r.text}  [{where}]{ignored}", markup=False)
         if not rules:
             self.console.print("No rules of your own; the nine preset rules always apply.")
+
+    def cmd_hooks(self, arg: str) -> None:
+        from codingcode.cli.hooks_commands import format_rows, hook_rows
+        from codingcode.config import SettingsError
+
+        try:
+            text = format_rows(hook_rows(self.session.project))
+        except SettingsError as exc:
+            text = exc.message
+        self.console.print(text, markup=False, highlight=False)
 
     def cmd_diff(self, arg: str) -> None:
         self.console.print(session_diff(self.session), markup=False, highlight=False)

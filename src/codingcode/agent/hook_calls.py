@@ -1,0 +1,63 @@
+"""The session's calls of lifecycle hooks (issue 17): kept here so the loop stays small."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from codingcode.agent.session import AgentSession
+    from codingcode.approval.lifecycle import LifecycleHooks
+
+
+def _transcript(session: AgentSession) -> str:
+    return str(session.store.path) if session.store is not None else ""
+
+
+async def before_prompt(
+    session: AgentSession, hooks: LifecycleHooks, prompt: str
+) -> tuple[str, str | None]:
+    """SessionStart (once per source) then UserPromptSubmit: the prompt with the context the
+    hooks added, and the message to show when a hook blocked it (then nothing is sent)."""
+    if session.depth > 0:  # a sub-agent's task is not a user's prompt
+        return prompt, None
+    hooks.transcript_path = _transcript(session)
+    extra: list[str] = []
+    if session.hook_source is not None:
+        source, session.hook_source = session.hook_source, None
+        session._hooks_started = True
+        started = await hooks.fire(
+            "SessionStart", {"source": source}, session_id=session.session_id
+        )
+        extra += started.context
+    submitted = await hooks.fire(
+        "UserPromptSubmit",
+        {"prompt": prompt, "permission_mode": session.mode},
+        session_id=session.session_id,
+    )
+    if submitted.blocked:
+        why = submitted.reason or "no reason given"
+        return prompt, f"The prompt was blocked by a UserPromptSubmit hook: {why}"
+    if submitted.stop:
+        return prompt, f"A UserPromptSubmit hook stopped the agent: {submitted.stop_reason}"
+    extra += submitted.context
+    if extra:
+        prompt += "\n\n" + "\n".join(f"[hook context] {c}" for c in extra)
+    return prompt, None
+
+
+async def stop_hook(
+    session: AgentSession, hooks: LifecycleHooks, answer: str, active: bool
+) -> str | None:
+    """Stop (SubagentStop in a sub-agent): the message that makes the agent go on, or None."""
+    event = "SubagentStop" if session.depth > 0 else "Stop"
+    if not hooks.has(event):
+        return None
+    result = await hooks.fire(
+        event,
+        {"stop_hook_active": active, "last_assistant_message": answer},
+        session_id=session.session_id,
+    )
+    if not result.blocked or result.stop:
+        return None
+    why = result.reason or "a Stop hook asked you to continue"
+    return f"A {event} hook did not let you stop yet: {why}"
