@@ -82,6 +82,8 @@ class BackgroundProcess:
     ended_by: str = ""
     notice: str = ""
     read_offset: int = 0
+    #: Every pid ever found below the launcher (signalled again when it ends).
+    tree: set[int] = field(default_factory=set)
     done: threading.Event = field(default_factory=threading.Event)
     changed: threading.Condition = field(default_factory=threading.Condition)
 
@@ -125,7 +127,7 @@ class BackgroundProcess:
             self.notice = f"the output log could not be written: {exc.strerror}"
         finally:
             os.close(pipe_fd)
-            kill_tree(self.pid, signal.SIGKILL)
+            self.tree = kill_tree(self.pid, signal.SIGKILL, self.tree)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.popen.wait(timeout=10)
             self.exit_code = self.popen.returncode
@@ -159,7 +161,7 @@ class BackgroundProcess:
 
     # -- ending it ----------------------------------------------------------------------
     def terminate(self) -> None:
-        kill_tree(self.pid, signal.SIGTERM)
+        self.tree = kill_tree(self.pid, signal.SIGTERM, self.tree)
 
     def kill(self, reason: str, grace_s: float = KILL_GRACE_S) -> None:
         """TERM the whole tree, KILL it after ``grace_s``; returns once it is gone."""
@@ -168,7 +170,7 @@ class BackgroundProcess:
         self.ended_by = reason
         self.terminate()
         if not self.done.wait(grace_s):
-            kill_tree(self.pid, signal.SIGKILL)
+            self.tree = kill_tree(self.pid, signal.SIGKILL, self.tree)
             self.done.wait(15)
 
     # -- reading ------------------------------------------------------------------------
@@ -221,17 +223,21 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def kill_tree(pid: int, sig: int) -> None:
-    """Signal the process group of ``pid`` and every process below it, whatever its group.
+def kill_tree(pid: int, sig: int, known: set[int] | None = None) -> set[int]:
+    """Signal the process group of ``pid`` and every process below it, whatever its group;
+    returns the pids signalled.
 
     A sandbox starts its command in a new session (so ``killpg`` of the launcher misses
     it) and a command may ``setsid`` its children: the parent links still lead to them.
+    ``known``: pids found by an earlier call; once the launcher is dead its children are
+    re-parented and no longer found below it, so they are signalled from that list.
     """
-    tree = descendants(pid)
+    tree = set(descendants(pid)) | (known or set())
     kill_group(pid, sig)
     for child in tree:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(child, sig)
+    return tree
 
 
 def kill_group(pgid: int, sig: int) -> None:
