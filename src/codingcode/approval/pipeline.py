@@ -334,6 +334,8 @@ class ApprovalPipeline:
             suggestion,
             rule=asked.rule,
             preset=preset,
+            # What the sandbox will let it do if the answer is yes, shown with the question.
+            capabilities=capabilities_for(replace(call, args=args)),
         )
         reply = as_reply(await self.confirmer.confirm(request))
         return done(*self._answered(call, reply, suggestion, preset), args)
