@@ -100,7 +100,7 @@ def register(app: typer.Typer) -> None:
         3 a denied call stopped the work; 4 the turn limit was reached; 130 interrupted.
         """
         from codingcode.approval.audit import safe_text
-        from codingcode.cli import fail
+        from codingcode.cli.exits import fail
 
         if as_json:
             if output_format not in ("text", "json"):

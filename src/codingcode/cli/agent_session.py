@@ -188,7 +188,7 @@ def load_for_run(
     """The saved session ``--continue`` / ``--resume ID`` (``--fork``: a copy) goes on with."""
     from codingcode.agent.session import new_session_id
     from codingcode.agent.sessions import store
-    from codingcode.cli import fail
+    from codingcode.cli.exits import fail
 
     if continue_ and resume:
         fail("--continue and --resume cannot be combined: choose the latest or a given session.")

@@ -9,8 +9,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from codingcode.approval import presets, shell
+from codingcode.approval.call import RULES, LayerResult, ToolCall
 from codingcode.approval.paths import begin_decision, lexical, spellings
-from codingcode.approval.pipeline import RULES, LayerResult, ToolCall
 from codingcode.approval.roles import call_roles, first_with
 from codingcode.approval.rules.matching import (
     _command_regex,

@@ -10,8 +10,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from codingcode.approval.call import ToolCall
 from codingcode.approval.paths import glob_to_regex, home_dir, lexical, spellings
-from codingcode.approval.pipeline import ToolCall
 from codingcode.approval.roles import call_roles
 from codingcode.approval.rules.syntax import FILE_TOOLS, PRIMARY_ARG, Rule, split_rule
 

@@ -6,8 +6,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from codingcode.approval import shell
+from codingcode.approval.call import ToolCall
 from codingcode.approval.paths import lexical
-from codingcode.approval.pipeline import ToolCall
 from codingcode.approval.rules.syntax import FILE_TOOLS
 
 #: Programs whose first word(s) after the name are a sub-command worth keeping in a rule.
