@@ -66,7 +66,7 @@ def serve_command(
     import anyio
 
     from codingcode.cli.tool_commands import check_mode
-    from codingcode.mcp.server import (
+    from codingcode.mcp_server.server import (
         build_tool_server,
         parse_host_port,
         resolve_token,

@@ -35,7 +35,7 @@ import mcp_types as types
 
 from codingcode import __version__
 from codingcode.errors import AgentError, InvalidArgumentsError
-from codingcode.mcp.http_safety import READ_TIMEOUT_S, is_loopback, rebinding_guard
+from codingcode.mcp_server.http_safety import READ_TIMEOUT_S, is_loopback, rebinding_guard
 from codingcode.runner import ToolRunner
 from codingcode.tools.definition import SessionState, ToolDefinition
 from codingcode.tools.resolver import (
@@ -306,7 +306,7 @@ def build_tool_server(
 async def serve_stdio(server: McpToolServer) -> None:
     from mcp.server.stdio import stdio_server
 
-    from codingcode.mcp.http_safety import quiet_logging
+    from codingcode.logs import quiet_logging
 
     restore_logging = quiet_logging()  # a bad line from the client: one line, no traceback
     low = server.lowlevel_server()
@@ -434,7 +434,7 @@ async def serve_http(
     """Serve until cancelled; ``announce`` hears the URL once the socket is bound.
 
     Connections are capped and must deliver each request within ``read_timeout_s`` (see
-    :mod:`codingcode.mcp.http_safety`); logs are one line each, rate-limited.
+    :mod:`codingcode.mcp_server.http_safety`); logs are one line each, rate-limited.
 
     We bind the socket ourselves so the URL is known (port 0 picks a free one) before any
     client is told where to connect.
@@ -443,12 +443,12 @@ async def serve_http(
 
     import uvicorn
 
-    from codingcode.mcp.http_safety import (
+    from codingcode.logs import quiet_logging
+    from codingcode.mcp_server.http_safety import (
         ACCEPT_BATCH,
         KEEP_ALIVE_S,
         MAX_HEAD_BYTES,
         guarded_protocol,
-        quiet_logging,
     )
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET

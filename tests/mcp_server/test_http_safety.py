@@ -11,16 +11,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codingcode.mcp import http_safety
-from codingcode.mcp.http_safety import (
-    LOG_BURST,
-    OneLineHandler,
+from codingcode.logs import LOG_BURST, OneLineHandler
+from codingcode.mcp_server import http_safety
+from codingcode.mcp_server.http_safety import (
     host_allowed,
     is_loopback,
     origin_allowed,
     rebinding_guard,
 )
-from codingcode.mcp.server import resolve_token
+from codingcode.mcp_server.server import resolve_token
 
 LOOPBACK = [
     "127.0.0.1",
