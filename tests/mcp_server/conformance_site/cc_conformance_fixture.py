@@ -12,7 +12,7 @@ import base64
 import io
 import json
 import wave
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 from pydantic import BaseModel, ConfigDict
@@ -249,7 +249,7 @@ TOOLS = [
 
 
 class _Resources:
-    resources = [
+    resources: ClassVar[list[dict[str, Any]]] = [
         {
             "uri": "test://static-text",
             "name": "static-text",
@@ -269,7 +269,7 @@ class _Resources:
             "mimeType": "text/plain",
         },
     ]
-    resource_templates = [
+    resource_templates: ClassVar[list[dict[str, Any]]] = [
         {
             "uriTemplate": "test://template/{id}/data",
             "name": "template-data",
@@ -296,7 +296,7 @@ class _Resources:
 
 
 class _Prompts:
-    prompts = [
+    prompts: ClassVar[list[dict[str, Any]]] = [
         {"name": "test_simple_prompt", "description": "A simple prompt"},
         {
             "name": "test_prompt_with_arguments",
