@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import socket
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -41,11 +42,32 @@ MAX_HEAD_BYTES = 16 * 1024
 _LOCALHOST = ("localhost", "localhost.")
 
 
+_NUMERIC_V4 = re.compile(r"(?:0[xX][0-9a-fA-F]*|[0-9]+)(?:\.(?:0[xX][0-9a-fA-F]*|[0-9]+)){0,3}\.?")
+
+
+def ip_literal(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address an IP literal means, in every form a browser or resolver reads as one:
+    dotted quad, ``[v6]``, a zone id, a trailing dot, and the numeric IPv4 forms
+    (``2130706433``, ``0x7f000001``, ``0x7f.1``, ``0177.0.0.1``, ``127.1``); None for names."""
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        pass
+    if not _NUMERIC_V4.fullmatch(text):
+        return None
+    try:  # inet_aton knows the numeric forms; the regex above keeps it to them
+        return ipaddress.IPv4Address(socket.inet_aton(text.removesuffix(".")))
+    except (OSError, ValueError):
+        return None
+
+
 def _loopback_ip(text: str) -> bool | None:
     """True/False for an IP literal (any loopback form), None if ``text`` is not one."""
-    try:
-        ip = ipaddress.ip_address(text.strip("[]"))
-    except ValueError:
+    ip = ip_literal(text)
+    if ip is None:
         return None
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         return ip.ipv4_mapped.is_loopback

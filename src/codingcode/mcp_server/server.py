@@ -690,13 +690,18 @@ async def serve_http(
         KEEP_ALIVE_S,
         MAX_HEAD_BYTES,
         guarded_protocol,
+        ip_literal,
     )
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # Every form of an address binds as the address it means (2130706433, 127.1,
+    # "127.0.0.1.", [::1]); a name with its trailing dot as the name.
+    literal = ip_literal(host)
+    address = str(literal) if literal is not None else host.removesuffix(".")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host, port))
+        sock.bind((address, port))
     except OSError as exc:
         sock.close()
         raise InvalidArgumentsError(f"Cannot listen on {host}:{port}: {exc.strerror}.") from None
