@@ -87,34 +87,50 @@ def walk_files(root: Path) -> Iterator[Path]:
         stack.extend(subdirs)
 
 
-def project_page(root: Path, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
-    """One page of the project's files as resources (wire form) and the next cursor."""
-    try:
-        start = int(cursor) if cursor else 0
-    except ValueError:
-        raise InvalidArgumentsError(f"Invalid cursor {cursor!r}.") from None
-    if start < 0:
-        raise InvalidArgumentsError(f"Invalid cursor {cursor!r}.")
-    page: list[dict[str, Any]] = []
-    more = False
-    for i, path in enumerate(walk_files(root)):
-        if i >= MAX_LISTED:
-            break
-        if i < start:
-            continue
-        if len(page) == PAGE_SIZE:
-            more = True
-            break
+@dataclass
+class ProjectListing:
+    """The project's files as resources, listed in pages from one walk: the first page
+    (no cursor) walks the project once (at most :data:`MAX_LISTED` files) and the next
+    pages slice that snapshot, so listing N files costs O(N) in all."""
+
+    root: Path
+    _snapshot: list[Path] = field(default_factory=list)
+    _generation: int = 0
+
+    def page(self, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of resources (wire form) and the next cursor (None at the end)."""
+        if not cursor:
+            self._generation += 1
+            self._snapshot = []
+            for path in walk_files(self.root):
+                if len(self._snapshot) == MAX_LISTED:
+                    break
+                self._snapshot.append(path)
+            start = 0
+        else:
+            generation, _, offset = cursor.partition(":")
+            if not (generation.isdigit() and offset.isdigit()):
+                raise InvalidArgumentsError(f"Invalid cursor {cursor!r}.")
+            if int(generation) != self._generation:
+                raise InvalidArgumentsError(
+                    "The listing changed since that cursor was given; list again from the start."
+                )
+            start = int(offset)
+        chunk = self._snapshot[start : start + PAGE_SIZE]
+        end = start + len(chunk)
+        next_cursor = f"{self._generation}:{end}" if end < len(self._snapshot) else None
+        return [self._item(p) for p in chunk], next_cursor
+
+    def _item(self, path: Path) -> dict[str, Any]:
         item: dict[str, Any] = {
             "uri": file_uri(path),
-            "name": path.relative_to(root).as_posix(),
+            "name": path.relative_to(self.root).as_posix(),
             "description": "a file of the project",
         }
         mime = mime_of(path)
         if mime:
             item["mimeType"] = mime
-        page.append(item)
-    return page, str(start + len(page)) if more else None
+        return item
 
 
 def read_contents(path: Path, uri: str) -> dict[str, Any]:

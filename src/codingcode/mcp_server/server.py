@@ -42,9 +42,9 @@ from codingcode.mcp_server.prompts import PluginPrompts, PromptSource
 from codingcode.mcp_server.resources import (
     FILE_TEMPLATE,
     PluginResources,
+    ProjectListing,
     complete_path,
     path_of_uri,
-    project_page,
     read_contents,
 )
 from codingcode.runner import ToolRunner
@@ -250,6 +250,7 @@ class McpToolServer:
     log_levels: dict[str, str] = field(default_factory=dict)
     #: One line per plugin that could not be loaded (shown once by the CLI).
     notes: list[str] = field(default_factory=list)
+    _listing: ProjectListing | None = None
 
     @property
     def project(self) -> Path:
@@ -311,7 +312,9 @@ class McpToolServer:
 
     # -- resources -------------------------------------------------------------------------
     def list_resources(self, cursor: str | None) -> types.ListResourcesResult:
-        page, next_cursor = project_page(self.project, cursor)
+        if self._listing is None:
+            self._listing = ProjectListing(self.project)
+        page, next_cursor = self._listing.page(cursor)
         items = (self.plugin_resources.resources() if not cursor else []) + page
         return types.ListResourcesResult.model_validate(
             {"resources": items, "nextCursor": next_cursor}
@@ -374,7 +377,7 @@ class McpToolServer:
 
             root = self.project
             relative = await anyio.to_thread.run_sync(complete_path, root, value)
-            return [str(root / r).lstrip("/") for r in relative]
+            return [f"{root}/{r}".lstrip("/") for r in relative]
         return await self.plugin_resources.complete(template, argument, value) or []
 
     def lowlevel_server(self) -> Any:
@@ -398,8 +401,12 @@ class McpToolServer:
             return _tool_result(result)
 
         async def on_list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-            try:
-                return self.list_resources(getattr(params, "cursor", None))
+            import anyio
+
+            try:  # the first page walks the project: off the event loop
+                return await anyio.to_thread.run_sync(
+                    self.list_resources, getattr(params, "cursor", None)
+                )
             except AgentError as exc:
                 raise _mcp_error(exc) from None
 
