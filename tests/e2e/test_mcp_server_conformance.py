@@ -69,10 +69,8 @@ ACTIVE: dict[str, tuple[int, int]] = {
     "resources-read-text": (1, 0),
     "resources-read-binary": (1, 0),
     "resources-templates-read": (1, 0),
-    # Not claimed (README): we do not send resource update notifications, so we do not
-    # offer resources/subscribe.
-    "resources-subscribe": (0, 1),
-    "resources-unsubscribe": (0, 1),
+    "resources-subscribe": (1, 0),
+    "resources-unsubscribe": (1, 0),
     "prompts-list": (1, 0),
     "prompts-get-simple": (1, 0),
     "prompts-get-with-args": (1, 0),
@@ -148,4 +146,4 @@ async def test_conformance_server_scenarios(
     assert active == ACTIVE
     assert pending == PENDING
     passed = sum(p for p, _ in active.values()) + sum(p for p, _ in pending.values())
-    assert passed == 42  # the figure README states
+    assert passed == 44  # the figure README states

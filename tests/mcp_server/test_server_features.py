@@ -387,3 +387,42 @@ async def test_sampling_and_elicitation_through_ctx_mcp(project: Path, tmp_path:
     async with Client(server.lowlevel_server(), mode="legacy") as client:
         refused = await client.call_tool("asks", {})
     assert refused.is_error and "did not declare sampling" in refused.content[0].text  # type: ignore[union-attr]
+
+
+# -- subscriptions ---------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_subscribers_hear_of_changes_until_they_unsubscribe(
+    project: Path, tmp_path: Path
+) -> None:
+    (project / "watched.txt").write_text("one")
+    secret = project / "secrets" / "k.txt"
+    secret.parent.mkdir()
+    secret.write_text("k")
+    _user_rules(tmp_path, deny=["read_file(**/secrets/**)"])
+    updated: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        root = getattr(message, "root", message)
+        if isinstance(root, types.ResourceUpdatedNotification):
+            updated.append(root.params.uri)
+
+    server = build_tool_server(project)
+    server.plugin_resources = PluginResources()
+    server.plugin_resources.add(_Provider())
+    uri = f"file://{project}/watched.txt"
+    async with Client(server.lowlevel_server(), mode="legacy", message_handler=on_message) as c:
+        await c.subscribe_resource(uri)
+        await c.subscribe_resource("demo://a")
+        with pytest.raises(MCPError, match="denied"):  # what it may not read, it cannot watch
+            await c.subscribe_resource(f"file://{secret}")
+        assert await server.subscriptions.check() == 0  # nothing changed yet
+        (project / "watched.txt").write_text("two, longer")
+        assert await server.subscriptions.check() == 1
+        await anyio.sleep(0.1)
+        assert updated == [uri]
+        await c.unsubscribe_resource(uri)
+        (project / "watched.txt").write_text("three")
+        assert await server.subscriptions.check() == 0
+    assert list(server.subscriptions.by_session["stdio"]) == ["demo://a"]
+    server.end_session("stdio")
+    assert server.subscriptions.by_session == {}

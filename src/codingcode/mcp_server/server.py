@@ -47,6 +47,7 @@ from codingcode.mcp_server.resources import (
     path_of_uri,
     read_contents,
 )
+from codingcode.mcp_server.subscriptions import Subscriptions, contents_state, file_state
 from codingcode.runner import ToolRunner
 from codingcode.tools.content import ContentResult
 from codingcode.tools.definition import SessionState, ToolDefinition
@@ -251,6 +252,11 @@ class McpToolServer:
     #: One line per plugin that could not be loaded (shown once by the CLI).
     notes: list[str] = field(default_factory=list)
     _listing: ProjectListing | None = None
+    #: resources/subscribe: who watches what (polled by :meth:`Subscriptions.watch`).
+    subscriptions: Subscriptions = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.subscriptions = Subscriptions(self._resource_state)
 
     @property
     def project(self) -> Path:
@@ -272,6 +278,7 @@ class McpToolServer:
         self.states.pop(key, None)
         self._last_used.pop(key, None)
         self.log_levels.pop(key, None)
+        self.subscriptions.end_session(key)
 
     def list_tools(self) -> list[types.Tool]:
         return [mcp_tool(d) for d in self.resolver.tools()]
@@ -333,11 +340,30 @@ class McpToolServer:
         """The contents of ``uri``: a plugin's, or a project file approved as read_file."""
         import anyio
 
-        from codingcode.errors import DeniedError, NotFoundError
-
         contents = await self.plugin_resources.read(uri)
         if contents is not None:
             return contents
+        path = await self._approved_path(request_ctx, uri)
+        return [await anyio.to_thread.run_sync(read_contents, path, uri)]
+
+    async def subscribe(self, request_ctx: Any, uri: str) -> None:
+        """Watch ``uri`` for this session: a plugin's resource, or a project file that
+        read_file's approval lets this client read."""
+        if self.plugin_resources.owner(uri) is None:
+            await self._approved_path(request_ctx, uri)
+        key = _session_key(request_ctx)
+        await self.subscriptions.subscribe(key, request_ctx.session, uri)
+
+    async def _resource_state(self, uri: str) -> Any:
+        if self.plugin_resources.owner(uri) is not None:
+            return contents_state(await self.plugin_resources.read(uri))
+        path = path_of_uri(uri)
+        return None if path is None else file_state(str(path))
+
+    async def _approved_path(self, request_ctx: Any, uri: str) -> Path:
+        """The path of a file URI, once the pipeline allowed reading it as read_file would."""
+        from codingcode.errors import DeniedError, NotFoundError
+
         path = path_of_uri(uri)
         if path is None:
             raise NotFoundError(f"No resource {uri}; resources/list shows what exists.")
@@ -351,7 +377,7 @@ class McpToolServer:
             _current_request.reset(token)
         if not decision.allowed:
             raise DeniedError(f"Reading {path} (as read_file) was denied: {decision.reason}")
-        return [await anyio.to_thread.run_sync(read_contents, path, uri)]
+        return path
 
     # -- prompts ---------------------------------------------------------------------------
     def list_prompts(self) -> list[dict[str, Any]]:
@@ -431,6 +457,25 @@ class McpToolServer:
                     AgentError(f"{params.uri}: contents MCP does not accept: {exc}")
                 ) from None
 
+        async def on_subscribe_resource(
+            ctx: Any, params: types.SubscribeRequestParams
+        ) -> types.EmptyResult:
+            try:
+                await self.subscribe(ctx, str(params.uri))
+            except InputNeeded:
+                raise _mcp_error(
+                    AgentError("Subscribing needs an approval; read the resource first.")
+                ) from None
+            except AgentError as exc:
+                raise _mcp_error(exc) from None
+            return types.EmptyResult()
+
+        async def on_unsubscribe_resource(
+            ctx: Any, params: types.UnsubscribeRequestParams
+        ) -> types.EmptyResult:
+            self.subscriptions.unsubscribe(_session_key(ctx), str(params.uri))
+            return types.EmptyResult()
+
         async def on_list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
             return types.ListPromptsResult.model_validate({"prompts": self.list_prompts()})
 
@@ -489,6 +534,8 @@ class McpToolServer:
                 on_list_resources=on_list_resources,
                 on_list_resource_templates=on_list_resource_templates,
                 on_read_resource=on_read_resource,
+                on_subscribe_resource=on_subscribe_resource,
+                on_unsubscribe_resource=on_unsubscribe_resource,
                 on_list_prompts=on_list_prompts,
                 on_get_prompt=on_get_prompt,
                 on_completion=on_completion,
@@ -552,6 +599,7 @@ def build_tool_server(
 
 # -- transports ----------------------------------------------------------------------------
 async def serve_stdio(server: McpToolServer) -> None:
+    import anyio
     from mcp.server.stdio import stdio_server
 
     from codingcode.logs import quiet_logging
@@ -559,8 +607,10 @@ async def serve_stdio(server: McpToolServer) -> None:
     restore_logging = quiet_logging()  # a bad line from the client: one line, no traceback
     low = server.lowlevel_server()
     try:
-        async with stdio_server() as (read, write):
+        async with stdio_server() as (read, write), anyio.create_task_group() as tg:
+            tg.start_soon(server.subscriptions.watch)
             await low.run(read, write, low.create_initialization_options())
+            tg.cancel_scope.cancel()
     finally:
         restore_logging()
 
@@ -735,7 +785,12 @@ async def serve_http(
         shown = f"[{host}]" if ":" in host else host
         announce(f"codingcode MCP server on http://{shown}:{bound}/mcp")
     try:
-        await uvicorn.Server(config).serve(sockets=[sock])
+        import anyio
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.subscriptions.watch)
+            await uvicorn.Server(config).serve(sockets=[sock])
+            tg.cancel_scope.cancel()
     finally:
         sock.close()
         restore_logging()
