@@ -426,3 +426,22 @@ async def test_subscribers_hear_of_changes_until_they_unsubscribe(
     assert list(server.subscriptions.by_session["stdio"]) == ["demo://a"]
     server.end_session("stdio")
     assert server.subscriptions.by_session == {}
+
+
+async def test_read_file_gives_an_mcp_client_images_as_image_content(project: Path) -> None:
+    (project / "pic.png").write_bytes(PNG)
+    (project / "fake.png").write_text("not an image\n")
+    server = build_tool_server(project)
+    async with Client(server.lowlevel_server(), mode="legacy") as client:
+        image = await client.call_tool("read_file", {"path": "pic.png"})
+        text = await client.call_tool("read_file", {"path": "fake.png"})
+    assert not image.is_error and [b.type for b in image.content] == ["text", "image"]
+    block = image.content[1]
+    assert isinstance(block, types.ImageContent) and block.mime_type == "image/png"
+    assert base64.b64decode(block.data) == PNG
+    assert not text.is_error and "not an image" in text.content[0].text  # type: ignore[union-attr]
+    # the agent (no MCP client to show it to) still gets text only
+    from codingcode.errors import AgentError
+
+    with pytest.raises(AgentError, match="binary file"):
+        await server.headless.run("read_file", {"path": "pic.png"})
