@@ -743,6 +743,63 @@ def _opaque_builtin(cmd: Command) -> list[Part] | None:
 
 _TCL = frozenset({"tclsh", "wish", "expect"})
 
+# -- emacs --eval ------------------------------------------------------------------------
+_EMACS = frozenset({"emacs", "emacsclient", "xemacs", "emacs-nox"})
+_ELISP_STR = r'"((?:[^"\\]|\\.)*)"'
+#: Lisp calls that hand a string to a shell.
+_ELISP_SHELL_CALL = re.compile(
+    r"\((?:async-)?shell-command(?:-to-string|-on-region)?\s+"
+    r"|\((?:compile|call-process-shell-command|process-file-shell-command)\s+"
+    r"|\(start-process-shell-command\s+\S+\s+\S+\s+"
+)
+#: Lisp that starts processes or shells in ways not followed here.
+_ELISP_SPAWN = re.compile(
+    r"\((?:call-process|call-process-region|start-process|start-file-process|make-process|"
+    r"process-lines|process-file|make-comint|make-comint-in-buffer|term|ansi-term|shell|"
+    r"eshell|vterm|server-eval|eval|load|load-file|require|funcall|apply|"
+    r"dired-do-shell-command|dired-do-async-shell-command|executable-interpret)[\s)]"
+)
+
+
+def _emacs(cmd: Command) -> list[Part]:
+    parts: list[Part] = []
+    rest = list(cmd.argv[1:])
+    for i, w in enumerate(rest):
+        name, eq, _ = w.text.partition("=")
+        if name not in ("--eval", "-eval", "--execute", "-execute"):
+            continue
+        code = w.text[len(name) + 1 :] if eq else (rest[i + 1].text if i + 1 < len(rest) else "")
+        if DYN in code:
+            parts.append(("opaque", "emacs evaluates Lisp only known at run time"))
+            continue
+        for m in _ELISP_SHELL_CALL.finditer(code):
+            lit = re.match(_ELISP_STR, code[m.end() :])
+            if lit is None:
+                parts.append(("opaque", "emacs --eval runs a shell command it builds"))
+            else:
+                parts.append(("script", literal_word(_elisp_unescape(lit.group(1)))))
+        if _ELISP_SPAWN.search(code):
+            parts.append(("opaque", "emacs --eval starts a process or a shell"))
+        for lit in re.finditer(_ELISP_STR, code):
+            text = _elisp_unescape(lit.group(1))
+            if text.startswith(("/", "~", ".")) and " " not in text:
+                parts.append(("read", literal_word(text)))
+    return parts
+
+
+def _elisp_unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def _split(cmd: Command) -> list[Part]:
+    rest = list(cmd.argv[1:])
+    for i, w in enumerate(rest):
+        if w.text == "--filter" and i + 1 < len(rest):
+            return [("script", rest[i + 1])]
+        if w.text.startswith("--filter="):
+            return [("script", _lit(w.text.partition("=")[2]))]
+    return []
+
 
 def look_inside(cmd: Command) -> list[Part] | None:
     """What ``cmd`` runs besides itself (see the module doc), or None."""
@@ -795,6 +852,10 @@ def look_inside(cmd: Command) -> list[Part] | None:
         return _gdb(cmd) or None
     if prog == "socat":
         return _socat(cmd) or None
+    if prog in _EMACS:
+        return _emacs(cmd) or None
+    if prog == "split":
+        return _split(cmd) or None
     if prog in ("nc", "ncat", "netcat"):
         return _nc(cmd) or None
     return _opaque_builtin(cmd)
@@ -1035,6 +1096,8 @@ _HANDLED = frozenset(
         "newgrp",
     }
     | _SIMPLE_RUNNERS
+    | _EMACS
+    | {"split"}
     | _VIM
     | _PAGERS
     | AWK_LIKE
