@@ -165,6 +165,8 @@ class _Walker:
         #: Redirects the grammar hung on a list or pipeline that bash gives to its last
         #: simple command (``a && sh 2>/dev/null -c CMD``), by (source depth, node key).
         self._attached: dict[tuple[int, tuple[int, int]], list[Any]] = {}
+        #: Shell functions defined in this line (their bodies are looked at where defined).
+        self.functions: set[str] = set()
 
     def finish(self) -> None:
         """After the walk: a file written with commands in it, then an unknown program."""
@@ -176,6 +178,8 @@ class _Walker:
                     and prog not in _ONLY_READS
                     and prog not in SHELLS
                     and prog not in SOURCE_BUILTINS
+                    and prog != "eval"  # its text is looked at itself
+                    and prog not in self.functions
                     and not is_interpreter(prog)
                     and not c.transparent
                     and not ("/" in c.argv[0].text and self.written(c.argv[0], c.cwd))
@@ -308,6 +312,9 @@ class _Walker:
             self.visit(node.named_children[0], ctx)
         elif t == "function_definition":
             # A function's body runs whenever it is called: look at it as if it ran here.
+            name = node.child_by_field_name("name")
+            if name is not None:
+                self.functions.add(self.t(name))
             for child in node.named_children:
                 self.visit(child, ctx.copy())
             self.last_output = None
@@ -650,7 +657,7 @@ class _Walker:
             self.add(cmd)
             self.mark_opaque(cmd, f"the program name {first.shown!r} is computed at run time")
             return
-        if first.glob:
+        if first.glob and _can_match_many(first.text):
             out.program_globs.append(first.pattern)
             self.add(cmd)
             self.mark_opaque(cmd, f"the program name {first.text!r} is a glob")
@@ -1220,7 +1227,8 @@ _SHELL_IN_WORD = re.compile(
 _RUNS_SOMETHING = re.compile(
     r"/etc/+g?shadow|/etc/+passwd|\.ssh/|(?<![\w.-])\.env(?![\w-])|"
     r"(?:^|[=\s\"'{;:,(!|`])(?:/usr)?(?:/s?bin/)?(?:ba|da|z|k|c|a)?sh(?:$|[\s;\"'})&|,])|"
-    r"\b(?:system|exec|popen|spawn|shell_exec|passthru)\s*\(|\bos\.execute\b|`[^`]+`"
+    r"\b(?:system|exec|popen|spawn|shell_exec|passthru)\s*\(|\bos\.execute\b|`[^`]+`|"
+    r"(?:^|[;\n])\s*spawn\s"  # expect
 )
 #: Programs that read a file written earlier in the line without running what it says.
 _ONLY_READS = NON_RUNNERS - {"kubectl", "docker", "podman", "wget", "curl", "systemctl", "zip"}
@@ -1233,6 +1241,15 @@ OPAQUE_STDIN = "runs a script from stdin that is only known at run time"
 STARTS_A_SHELL = frozenset(
     {"screen", "tmux", "capsh", "sg", "newgrp", "script", "byobu", "dtach", "abduco"}
 )
+
+
+def _can_match_many(text: str) -> bool:
+    """A glob bash can expand: ``*``, ``?``, or a ``[`` closed by a ``]`` (``^[`` alone is
+    a literal name)."""
+    if "*" in text or "?" in text:
+        return True
+    start = text.find("[")
+    return start != -1 and "]" in text[start + 2 :]
 
 
 def _last_simple_command(node: Any) -> Any | None:

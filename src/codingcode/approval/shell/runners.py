@@ -20,6 +20,7 @@ its ``/etc/shadow`` still a shadow file).
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from typing import Any
@@ -636,7 +637,10 @@ def _make(cmd: Command) -> list[Part]:
             parts.append(("makefile", _lit(t[2:])))
             files = True
         elif t in ("-E", "--eval") or t.startswith("--eval="):
-            parts.append(("opaque", "make --eval runs make code given on the command line"))
+            code = (
+                t.split("=", 1)[1] if "=" in t else (rest[i + 1].text if i + 1 < len(rest) else "")
+            )
+            parts.extend(_make_eval(code))
         elif "=" in t and not t.startswith("-"):
             name, _, value = t.partition("=")
             if "$(" in value or "${" in value or "`" in value or DYN in value:
@@ -646,6 +650,24 @@ def _make(cmd: Command) -> list[Part]:
     if not files:
         parts.append(("makefile", literal_word("")))  # the default makefile, if written here
     return parts
+
+
+#: make code that can run commands or define rules (whose recipes run): not followed.
+_MAKE_EVAL_RUNS = re.compile(
+    r"shell|eval|guile|load|include|call|value|foreach|SHELL|[:;`\n]|\$\$|" + DYN
+)
+_MAKE_FILE_FN = re.compile(r"\$[({]file\s+(>>|>|<)\s*([^,)}\s]+)")
+
+
+def _make_eval(code: str) -> list[Part]:
+    """``make --eval CODE``: file reads and writes are seen; code that could run commands
+    or define a rule is opaque."""
+    if _MAKE_EVAL_RUNS.search(code):
+        return [("opaque", "make --eval runs make code that can run commands")]
+    return [
+        ("read" if op == "<" else "write", literal_word(path))
+        for op, path in _MAKE_FILE_FN.findall(code)
+    ]
 
 
 _MAKE_REF = re.compile(r"\$[({]\s*([^)}\s]*)[^)}]*[)}]|\$[@<^?*%+|]|\$\w")
@@ -724,8 +746,21 @@ def _opaque_builtin(cmd: Command) -> list[Part] | None:
         return [("opaque", "hash -p makes a name run another program")]
     if prog == "fc" and not any(t.startswith("-") and "l" in t for t in texts):
         return [("opaque", "fc runs commands from the history")]
-    if prog == "history" and any(t in ("-s", "-r", "-n", "-a") for t in texts):
-        return [("opaque", "history entries can be run again (fc, !!)")]
+    if prog == "history":
+        # entries run again only through fc (opaque) or `!` expansion, which is off in
+        # `bash -c` unless turned on (set -H, opaque); the file it reads or writes is seen
+        parts: list[Part] = []
+        for i, t in enumerate(texts[:-1]):
+            if t in ("-r", "-n"):
+                parts.append(("read", cmd.argv[i + 2]))
+            elif t in ("-a", "-w"):
+                parts.append(("write", cmd.argv[i + 2]))
+        return parts
+    if prog == "set" and (
+        any(t.startswith("-") and "H" in t for t in texts)
+        or any(a == "-o" and b in ("histexpand", "history") for a, b in itertools.pairwise(texts))
+    ):
+        return [("opaque", "set -H turns on history expansion: `!` words run earlier commands")]
     if prog == "enable" and any(t.startswith("-f") for t in texts):
         return [("opaque", "enable -f loads a builtin from a shared object")]
     if (prog == "mapfile" or prog == "readarray") and any(t.startswith("-C") for t in texts):
@@ -734,8 +769,8 @@ def _opaque_builtin(cmd: Command) -> list[Part] | None:
         return [("opaque", "crontab schedules commands the analysis does not see")]
     if prog in ("complete", "compgen") and any(t in ("-C", "-F") for t in texts):
         return [("opaque", f"{prog} -C/-F runs a command on completion")]
-    if prog == "expect" and texts:
-        return [("opaque", "expect runs a script the analysis does not follow")]
+    if prog == "expect":
+        return _expect(cmd)
     if prog in ("newgrp",):
         return [("opaque", f"{prog} starts a shell")]
     return None
@@ -856,6 +891,8 @@ def look_inside(cmd: Command) -> list[Part] | None:
         return _emacs(cmd) or None
     if prog == "split":
         return _split(cmd) or None
+    if prog in ("sqlite3", "sqlite"):
+        return _sqlite(cmd)
     if prog in ("nc", "ncat", "netcat"):
         return _nc(cmd) or None
     return _opaque_builtin(cmd)
@@ -1020,9 +1057,84 @@ def _matching(s: str, open_c: str, close_c: str) -> int | None:
     return None
 
 
-def _tcl_parts(code: str) -> list[Part]:
+_SQLITE_OPTS = _ws("-cmd -separator -newline -nullvalue -init -vfs -mmap -pagecache -lookaside")
+
+
+def _sqlite(cmd: Command) -> list[Part]:
+    """sqlite3's dot-commands: ``.shell``/``.system`` and ``.output |CMD`` run commands,
+    ``.read``/``.import`` read files, ``.output``/``.once`` write one, ``.load`` loads code;
+    SQL itself runs nothing (its ``load_extension`` does: opaque)."""
+    rest = list(cmd.argv[1:])
+    texts: list[Word] = []
+    opts, positional = _split_opts(rest, _SQLITE_OPTS)
+    texts.extend(opts.get("-cmd", []))
+    for w in opts.get("-init", []):
+        texts.append(literal_word(f".read {w.text}"))
+    texts.extend(positional[1:])  # after the database: SQL or dot-commands
+    if not positional[1:] and cmd.stdin is not None:
+        if cmd.stdin.text is not None:
+            texts.append(literal_word(cmd.stdin.text))
+        elif cmd.stdin.opaque:
+            return [("opaque", "sqlite3 runs commands from stdin only known at run time")]
     parts: list[Part] = []
-    for m in re.finditer(r"(?:^|[;\[\n])\s*(exec|open\s+\"?\|)\s*([^\];\n]*)", code):
+    for w in texts:
+        if w.dynamic:
+            return [("opaque", "sqlite3 runs commands only known at run time")]
+        if "load_extension" in w.text.lower():
+            parts.append(("opaque", "sqlite3 load_extension loads a shared object"))
+        for line in w.text.split("\n"):
+            words = line.strip().split(None, 1)
+            if not words or not words[0].startswith("."):
+                continue
+            dot, arg = words[0], (words[1].strip() if len(words) > 1 else "")
+            name = arg.split()[0].strip("'\"") if arg else ""
+            if dot in (".shell", ".system"):
+                parts.append(("script", literal_word(arg)))
+            elif dot in (".output", ".once", ".excel") and arg.startswith("|"):
+                parts.append(("script", literal_word(arg[1:])))
+            elif dot in (".output", ".once", ".log", ".save", ".backup", ".dump") and name:
+                if dot != ".dump" and not name.startswith("-"):
+                    parts.append(("write", literal_word(name)))
+            elif dot in (".read", ".import", ".open", ".restore") and name:
+                if name.startswith("|"):
+                    parts.append(("script", literal_word(arg.lstrip("|"))))
+                elif not name.startswith("-"):
+                    parts.append(("read", literal_word(name)))
+            elif dot == ".load":
+                parts.append(("opaque", "sqlite3 .load loads a shared object"))
+    return parts
+
+
+def _expect(cmd: Command) -> list[Part]:
+    """expect: ``-c CODE`` and a known stdin are Tcl (``spawn`` runs a program); a script
+    file of the project is run like any interpreter's (one written in this line is caught
+    by the written-files check)."""
+    rest = list(cmd.argv[1:])
+    parts: list[Part] = []
+    files = 0
+    for i, w in enumerate(rest):
+        if w.text == "-c" and i + 1 < len(rest):
+            code = rest[i + 1]
+            if code.dynamic:
+                return [("opaque", "expect runs Tcl only known at run time")]
+            parts.extend(_tcl_parts(code.text, spawn=True))
+        elif not w.text.startswith("-") and (i == 0 or rest[i - 1].text != "-c"):
+            files += 1
+            if w.dynamic:
+                return [("opaque", "expect runs a script whose name is only known at run time")]
+    if files == 0 and not any(w.text == "-c" for w in rest):
+        stdin = cmd.stdin
+        if stdin is not None and stdin.text is not None:
+            parts.extend(_tcl_parts(stdin.text, spawn=True))
+        elif stdin is not None and stdin.opaque:
+            parts.append(("opaque", "expect runs Tcl from stdin only known at run time"))
+    return parts
+
+
+def _tcl_parts(code: str, *, spawn: bool = False) -> list[Part]:
+    parts: list[Part] = []
+    runs = r"exec|spawn|open\s+\"?\|" if spawn else r"exec|open\s+\"?\|"
+    for m in re.finditer(r"(?:^|[;\[\n])\s*(" + runs + r")\s*([^\];\n]*)", code):
         body = m.group(2).strip()
         if "$" in body or "[" in body:
             parts.append(("opaque", "tcl exec runs a command built at run time"))
@@ -1086,6 +1198,9 @@ _HANDLED = frozenset(
         "hash",
         "fc",
         "history",
+        "set",
+        "sqlite3",
+        "sqlite",
         "enable",
         "mapfile",
         "readarray",
