@@ -32,7 +32,7 @@ from codingcode.process import LaunchPlan
 from codingcode.sandbox import seccomp
 from codingcode.sandbox.git_dirs import nested_git as _nested_git
 from codingcode.sandbox.landlock_exec import Spec
-from codingcode.sandbox.masks import DEFAULT_MASKS, MaskResolver, MaskSpec
+from codingcode.sandbox.masks import DEFAULT_MASKS, MaskResolver, MaskSpec, home_dirs
 from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
 
 #: Inside the sandbox this variable names the backend (tools and tests can tell).
@@ -41,16 +41,6 @@ MARKER_ENV = "CODINGCODE_SANDBOX"
 
 class SandboxError(DeniedError):
     """The sandbox cannot run this command as the policy demands (so it is not run)."""
-
-
-def home_dirs(env: Mapping[str, str]) -> list[Path]:
-    """The command's ``$HOME`` and the account's home (they differ in tests and sudo)."""
-    homes = []
-    if env.get("HOME"):
-        homes.append(Path(env["HOME"]))
-    with contextlib.suppress(KeyError):
-        homes.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
-    return list(dict.fromkeys(Path(os.path.realpath(h)) for h in homes))
 
 
 def mask_specs(policy: SandboxPolicy) -> list[MaskSpec]:
