@@ -187,7 +187,13 @@ async def open_project_mcp(
     workspace = workspace_for(project, workspace)
     configs = load_mcp_servers(project, settings=workspace.settings)
     start_filter = project_trust_filter(workspace.is_trusted if trusted is None else trusted)
+
+    def sandbox() -> Launcher:  # a `"sandbox": true` server's: the session's settings
+        from codingcode.sandbox.service import SandboxService
+
+        return SandboxService.for_project(project, workspace.settings)
+
     async with McpManager(
-        configs, project=project, service=service, start_filter=start_filter
+        configs, project=project, service=service, start_filter=start_filter, launcher=sandbox
     ) as m:
         yield m
