@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from codingcode.approval.pipeline import ApprovalPipeline, Decision, ToolCall
     from codingcode.approval.rules import Policy
     from codingcode.checkpoints.recorder import CheckpointRecorder
+    from codingcode.workspace import Workspace
 
 
 @dataclass
@@ -48,6 +49,9 @@ class ToolRunner:
     audit: AuditLog | None = None
     #: The hooks of the lifecycle events (PostToolUse, Stop, ...; issue 17); None: none.
     lifecycle: LifecycleHooks | None = None
+    #: The session's project, settings and trust (built once by the front end), handed to
+    #: every tool through its context; None: the tools read what they need themselves.
+    workspace: Workspace | None = None
     _turn: int = field(default=0, init=False)
 
     def context(self, **overrides: Any) -> ToolExecCtx:
@@ -56,6 +60,7 @@ class ToolRunner:
             "session_id": self.session_id,
             "turn_id": self._turn,
             "launcher": self.launcher,
+            "workspace": self.workspace,
         }
         values.update(overrides)
         return ToolExecCtx(**values)
@@ -201,6 +206,7 @@ def build_runner(
     launcher: Any = None,
     assume_trusted: bool = False,
     checkpoints: bool = False,
+    workspace: Workspace | None = None,
 ) -> ToolRunner:
     """The runner every front end uses for a project: its settings, approval and sandbox.
 
@@ -210,16 +216,22 @@ def build_runner(
     trusted those files (``SettingsFile.trusted``); ``trust_project_grants=False`` ignores
     them regardless. Deny and ask rules always apply. ``checkpoints=True`` (agent sessions)
     checkpoints the project before every call that can change it, as the settings say.
+    ``workspace``: the session's, built once by the front end (None: read one now).
     """
     from codingcode.approval.audit import AuditLog
     from codingcode.approval.hooks import POST_APPROVAL, HookBus
+    from codingcode.approval.rules import load_policy
     from codingcode.approval.setup import build_pipeline
-    from codingcode.config import audit_required, load_settings
+    from codingcode.config import audit_required
+    from codingcode.workspace import workspace_for
 
     service = service or ToolService.default()
     assert service is not None
     project = Path(project).resolve()
-    settings = load_settings(project)
+    workspace = workspace_for(project, workspace)
+    settings = workspace.settings
+    # The user's rules, read once: the approval layer and the sandbox's masks both use them.
+    policy = policy or load_policy(project, settings)
     bus = hooks or HookBus()
     log = (
         AuditLog(emit=lambda rec: bus.emit(POST_APPROVAL, rec), required=audit_required(settings))
@@ -243,11 +255,13 @@ def build_runner(
         policy=policy,
         settings=settings,
         assume_trusted=assume_trusted,
+        workspace=workspace,
     )
     runner = ToolRunner(
         service, project, mode=effective_mode, session_id=session_id, pipeline=pipeline, audit=log
     )
     runner.ignored_grants = ignored
+    runner.workspace = workspace
     from codingcode.approval.hooks import load_command_hooks, runnable_hooks
     from codingcode.approval.lifecycle import LifecycleHooks, permission_layer
 
@@ -267,20 +281,19 @@ def build_runner(
     # The sandbox (issue 4): every command runs contained unless the caller brings its own.
     if launcher is None:
         from codingcode.approval.capabilities import deny_rule_masks
-        from codingcode.approval.rules import load_policy
         from codingcode.sandbox.service import SandboxService
 
         # The user's deny rules on paths are masks too (issue 11): the sandbox backs them.
-        rules = (policy or load_policy(project)).rules
+        rules = policy.rules
         launcher = SandboxService.for_project(
             project,
+            settings,
             trust_project=trust_project_grants,
             deny_read=deny_rule_masks(rules, project),
         )
     runner.launcher = launcher
     if checkpoints:
         from codingcode.checkpoints.recorder import recorder_for
-        from codingcode.config import user_state_dir
 
-        runner.checkpoints = recorder_for(project, settings, user_state_dir())
+        runner.checkpoints = recorder_for(project, settings, workspace.state_dir)
     return runner

@@ -111,10 +111,12 @@ def list_command(
     import anyio
 
     from codingcode.mcp.client import McpManager
-    from codingcode.mcp.config import load_mcp_servers, trust_store_filter
+    from codingcode.mcp.config import load_mcp_servers, project_trust_filter
+    from codingcode.workspace import Workspace
 
     root = project_dir(project)
-    configs = load_mcp_servers(root)
+    workspace = Workspace.load(root)
+    configs = load_mcp_servers(root, settings=workspace.settings)
     if not configs:
         typer.echo(
             "No MCP servers configured (add them to .mcp.json or mcpServers in the settings)."
@@ -122,7 +124,9 @@ def list_command(
         return
 
     async def collect() -> list[dict[str, Any]]:
-        async with McpManager(configs, project=root, start_filter=trust_store_filter(root)) as m:
+        async with McpManager(
+            configs, project=root, start_filter=project_trust_filter(workspace.is_trusted)
+        ) as m:
             rows = []
             for conn in m.servers.values():
                 cfg = conn.config

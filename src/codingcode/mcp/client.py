@@ -17,6 +17,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -27,6 +28,9 @@ from codingcode.mcp.results import MAX_RESULT_CHARS, render_result
 from codingcode.process import Launcher
 from codingcode.tools.definition import ToolDefinition
 from codingcode.tools.service import ToolService
+
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
 
 __all__ = [
     "MAX_PAGES",
@@ -164,6 +168,7 @@ async def open_project_mcp(
     service: ToolService,
     *,
     trusted: bool | None = None,
+    workspace: Workspace | None = None,
 ) -> AsyncIterator[McpManager]:
     """The project's MCP servers for one session, their tools registered in ``service``.
 
@@ -175,11 +180,20 @@ async def open_project_mcp(
             for line in mcp.notes(): print(line, file=sys.stderr)
             ...  # create_session_tool_resolver(service, ...) sees the server:tool tools
     """
-    from codingcode.mcp.config import load_mcp_servers, project_trust_filter, trust_store_filter
+    from codingcode.mcp.config import load_mcp_servers, project_trust_filter
+    from codingcode.workspace import workspace_for
 
-    configs = load_mcp_servers(project)
-    start_filter = trust_store_filter(project) if trusted is None else project_trust_filter(trusted)
+    # ``workspace``: the session's settings and trust records, read once by the front end.
+    workspace = workspace_for(project, workspace)
+    configs = load_mcp_servers(project, settings=workspace.settings)
+    start_filter = project_trust_filter(workspace.is_trusted if trusted is None else trusted)
+
+    def sandbox() -> Launcher:  # a `"sandbox": true` server's: the session's settings
+        from codingcode.sandbox.service import SandboxService
+
+        return SandboxService.for_project(project, workspace.settings)
+
     async with McpManager(
-        configs, project=project, service=service, start_filter=start_filter
+        configs, project=project, service=service, start_filter=start_filter, launcher=sandbox
     ) as m:
         yield m

@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from codingcode.config import Scope, Settings, SettingsError, load_settings
+from codingcode.config import Scope, Settings, SettingsError
 
 MCP_JSON = ".mcp.json"
 #: A server with more tools than this has them deferred unless its entry says otherwise:
@@ -217,7 +217,10 @@ def load_mcp_servers(
     env: Mapping[str, str] | None = None,
 ) -> dict[str, McpServerConfig]:
     """Every configured server of ``project``, later sources overriding earlier by name."""
-    settings = settings if settings is not None else load_settings(project)
+    if settings is None:
+        from codingcode.workspace import workspace_for
+
+        settings = workspace_for(project, None).settings
     servers: dict[str, McpServerConfig] = {}
     user_files = [f for f in settings.files if f.scope is Scope.USER]
     project_files = [f for f in settings.files if f.scope is not Scope.USER]
@@ -239,7 +242,7 @@ def project_trust_filter(trusted: bool | Callable[[Path], bool]) -> StartFilter:
     """Refuse the project's servers until the user trusts the file that configures them.
 
     ``trusted`` is one answer for the whole project, or a check per source file (such as
-    ``lambda path: TrustStore().is_trusted(project, path)``). A project's stdio server is
+    ``workspace.is_trusted``). A project's stdio server is
     code a cloned repository would run; its HTTP server is where the agent would send
     data: both are grants. User-scope servers are the user's own and always start.
     """
@@ -260,7 +263,6 @@ def project_trust_filter(trusted: bool | Callable[[Path], bool]) -> StartFilter:
 
 def trust_store_filter(project: Path) -> StartFilter:
     """The start filter of the user's trust records for ``project`` (workspace trust)."""
-    from codingcode.trust import TrustStore
+    from codingcode.workspace import workspace_for
 
-    store = TrustStore()
-    return project_trust_filter(lambda path: store.is_trusted(project, path))
+    return project_trust_filter(workspace_for(project, None).is_trusted)

@@ -578,16 +578,25 @@ def build_tool_server(
     """The server for ``project``: two runners (with and without someone to ask);
     ``plugins``: with installed packages' resources and prompts (entry points)."""
     from codingcode.runner import build_runner
+    from codingcode.workspace import Workspace
 
     service = service or ToolService.default()
     resolver = create_session_tool_resolver(
         service, policy=ToolVisibilityPolicy(allow_tool_search=False)
     )
     factory = runner_factory or build_runner
+    workspace = Workspace.load(project)  # settings and trust, read once for both runners
     interactive = factory(
-        project, mode=mode, session_id="mcp", service=service, confirmer=ElicitationConfirmer()
+        project,
+        mode=mode,
+        session_id="mcp",
+        service=service,
+        confirmer=ElicitationConfirmer(),
+        workspace=workspace,
     )
-    headless = factory(project, mode=mode, session_id="mcp", service=service, confirmer=None)
+    headless = factory(
+        project, mode=mode, session_id="mcp", service=service, confirmer=None, workspace=workspace
+    )
     server = McpToolServer(resolver, interactive, headless)
     if plugins:
         server.plugin_resources = PluginResources.installed()

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from codingcode.config import Scope, Settings, SettingsError, SettingsFile, load_settings
+from codingcode.config import Scope, Settings, SettingsError, SettingsFile
 from codingcode.sandbox.masks import MaskSpec
 
 SETTINGS_KEY = "sandbox"
@@ -211,7 +211,10 @@ def load_policy_with_ignored(
     project: Path, settings: Settings | None = None
 ) -> tuple[SandboxPolicy, list[Widening]]:
     """The policy in effect, and the widening entries of untrusted files that were ignored."""
-    settings = settings if settings is not None else load_settings(project)
+    if settings is None:
+        from codingcode.workspace import workspace_for
+
+        settings = workspace_for(project, None).settings
     kept, ignored = split_untrusted_widening(sandbox_entries(settings))
     return policy_from_entries(project, kept), ignored
 

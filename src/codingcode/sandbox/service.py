@@ -141,16 +141,14 @@ class SandboxService:
         """From the settings files; ``trust_project=False`` treats every project file as
         untrusted (its widening entries are ignored, its restrictions still apply).
         ``deny_read``: more masks from the front end (the user's deny rules on paths)."""
+        if settings is None:
+            from codingcode.workspace import workspace_for
+
+            settings = workspace_for(project, None).settings
         if not trust_project:
-            from dataclasses import replace
+            from codingcode.workspace import distrusted
 
-            from codingcode.config import Scope, load_settings
-
-            settings = settings if settings is not None else load_settings(project)
-            files = [
-                f if f.scope is Scope.USER else replace(f, trusted=False) for f in settings.files
-            ]
-            settings = replace(settings, files=files)
+            settings = distrusted(settings)
         policy, ignored = load_policy_with_ignored(project, settings)
         if deny_read:
             policy = with_deny_read(policy, list(deny_read))

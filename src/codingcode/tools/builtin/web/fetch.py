@@ -363,7 +363,7 @@ def _client(timeout_s: float) -> httpx.AsyncClient:
 
 async def fetch_url(args: FetchUrlArgs, ctx: ToolExecCtx) -> str:
     url = parse_http_url(args.url)
-    loaded = load_web_settings(ctx.project_path)
+    loaded = load_web_settings(ctx.project_path, ctx.workspace)
     settings = loaded.settings.fetch
 
     async def go() -> str:
