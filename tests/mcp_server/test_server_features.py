@@ -445,3 +445,42 @@ async def test_read_file_gives_an_mcp_client_images_as_image_content(project: Pa
 
     with pytest.raises(AgentError, match="binary file"):
         await server.headless.run("read_file", {"path": "pic.png"})
+
+
+class _Command:
+    """Shaped like codingcode.commands' SlashCommand (the custom-command registry's items)."""
+
+    def __init__(self, name: str, description: str, body: str) -> None:
+        self.name, self.description, self.body = name, description, body
+        self.argument_hint = "FILE"
+        self.source = f"project command {name}.md"
+
+    async def prompt(self, arguments: str) -> Any:
+        class Prepared:
+            text = self.body.replace("$ARGUMENTS", arguments)
+
+        return Prepared()
+
+
+class _Registry:
+    def list(self) -> list[_Command]:
+        return [_Command("review", "Review a file", "Review $ARGUMENTS carefully.")]
+
+
+async def test_custom_commands_are_prompts(project: Path) -> None:
+    from codingcode.mcp_server.prompts import CommandPrompts
+
+    server = build_tool_server(project)
+    server.prompt_sources.append(CommandPrompts(_Registry()))
+    async with Client(server.lowlevel_server(), mode="legacy") as client:
+        listed = await client.list_prompts()
+        got = await client.get_prompt("review", {"arguments": "src/app.py"})
+        with pytest.raises(MCPError, match="takes one argument"):
+            await client.get_prompt("review", {"file": "x"})
+    prompt = listed.prompts[0]
+    assert prompt.name == "review" and prompt.description == "Review a file"
+    assert prompt.arguments and prompt.arguments[0].name == "arguments"
+    assert not prompt.arguments[0].required
+    content = got.messages[0].content
+    assert isinstance(content, types.TextContent)
+    assert content.text == "Review src/app.py carefully."

@@ -38,7 +38,7 @@ from codingcode import __version__
 from codingcode.errors import AgentError, ErrorKind, InvalidArgumentsError
 from codingcode.mcp_server.channel import RequestChannel, level_rank
 from codingcode.mcp_server.http_safety import READ_TIMEOUT_S, is_loopback, rebinding_guard
-from codingcode.mcp_server.prompts import PluginPrompts, PromptSource
+from codingcode.mcp_server.prompts import PluginPrompts, PromptSource, project_commands
 from codingcode.mcp_server.resources import (
     FILE_TEMPLATE,
     PluginResources,
@@ -592,8 +592,11 @@ def build_tool_server(
     if plugins:
         server.plugin_resources = PluginResources.installed()
         prompts = PluginPrompts.installed()
+        commands, command_notes = project_commands(project)
+        if commands is not None:
+            server.prompt_sources.append(commands)
         server.prompt_sources.append(prompts)
-        server.notes = [*server.plugin_resources.notes, *prompts.notes]
+        server.notes = [*server.plugin_resources.notes, *prompts.notes, *command_notes]
     return server
 
 
