@@ -484,3 +484,16 @@ async def test_custom_commands_are_prompts(project: Path) -> None:
     content = got.messages[0].content
     assert isinstance(content, types.TextContent)
     assert content.text == "Review src/app.py carefully."
+
+
+async def test_a_file_name_that_is_not_utf8_is_listed_and_read(project: Path) -> None:
+    name = os.fsdecode(b"caf\xe9.txt")  # Latin-1 bytes: a lone surrogate in Python
+    (project / name).write_text("bonjour")
+    server = build_tool_server(project)
+    async with Client(server.lowlevel_server(), mode="legacy") as client:
+        listed = await client.list_resources()
+        (item,) = [r for r in listed.resources if r.name.startswith("caf")]
+        assert item.name == "caf\ufffd.txt" and "%E9" in str(item.uri)
+        read = await client.read_resource(str(item.uri))
+    content = read.contents[0]
+    assert isinstance(content, types.TextResourceContents) and content.text == "bonjour"

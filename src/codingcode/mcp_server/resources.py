@@ -42,8 +42,14 @@ SKIPPED_DIRS = frozenset(
 FILE_TEMPLATE = "file:///{path}"
 
 
-def file_uri(path: Path) -> str:
-    return "file://" + quote(str(path), safe="/")
+def file_uri(path: Path | str) -> str:
+    """``file://`` and the path's bytes percent-encoded (a name that is not UTF-8 too)."""
+    return "file://" + quote(os.fsencode(path), safe="/")
+
+
+def shown_name(text: str) -> str:
+    """A file name as valid Unicode (undecodable bytes shown as U+FFFD)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def path_of_uri(uri: str) -> Path | None:
@@ -59,32 +65,38 @@ def path_of_uri(uri: str) -> Path | None:
     return Path(text)
 
 
-def mime_of(path: Path) -> str | None:
-    return mimetypes.guess_type(path.name)[0]
+def mime_of(path: Path | str) -> str | None:
+    """The MIME type a file's name suggests (by its extension; no I/O)."""
+    if not mimetypes.inited:
+        mimetypes.init()
+    ext = os.path.splitext(str(path))[1]
+    return mimetypes.types_map.get(ext) or mimetypes.types_map.get(ext.lower())
 
 
-def walk_files(root: Path) -> Iterator[Path]:
-    """The project's files, sorted, depth first; symlinks are not followed into directories."""
-    stack = [root]
+def walk_files(root: Path) -> Iterator[str]:
+    """The project's files (paths relative to ``root``, ``/``-separated), sorted, depth
+    first; symlinks are not followed into directories."""
+    stack = [""]
+    base = str(root)
     while stack:
         folder = stack.pop()
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
+            with os.scandir(os.path.join(base, folder) if folder else base) as it:
+                entries = sorted(it, key=lambda e: e.name)
         except OSError:
             continue
-        subdirs: list[Path] = []
-        files: list[Path] = []
+        subdirs: list[str] = []
         for entry in entries:
+            rel = f"{folder}/{entry.name}" if folder else entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in SKIPPED_DIRS:
-                        subdirs.append(Path(entry.path))
+                        subdirs.append(rel)
                 elif entry.is_file(follow_symlinks=False):
-                    files.append(Path(entry.path))
+                    yield rel
             except OSError:
                 continue
-        yield from reversed(files)
-        stack.extend(subdirs)
+        stack.extend(reversed(subdirs))
 
 
 @dataclass
@@ -94,7 +106,7 @@ class ProjectListing:
     pages slice that snapshot, so listing N files costs O(N) in all."""
 
     root: Path
-    _snapshot: list[Path] = field(default_factory=list)
+    _snapshot: list[str] = field(default_factory=list)
     _generation: int = 0
 
     def page(self, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
@@ -121,13 +133,13 @@ class ProjectListing:
         next_cursor = f"{self._generation}:{end}" if end < len(self._snapshot) else None
         return [self._item(p) for p in chunk], next_cursor
 
-    def _item(self, path: Path) -> dict[str, Any]:
+    def _item(self, rel: str) -> dict[str, Any]:
         item: dict[str, Any] = {
-            "uri": file_uri(path),
-            "name": path.relative_to(self.root).as_posix(),
+            "uri": file_uri(f"{self.root}/{rel}"),
+            "name": shown_name(rel),
             "description": "a file of the project",
         }
-        mime = mime_of(path)
+        mime = mime_of(rel)
         if mime:
             item["mimeType"] = mime
         return item
