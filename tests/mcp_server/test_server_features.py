@@ -497,3 +497,24 @@ async def test_a_file_name_that_is_not_utf8_is_listed_and_read(project: Path) ->
         read = await client.read_resource(str(item.uri))
     content = read.contents[0]
     assert isinstance(content, types.TextResourceContents) and content.text == "bonjour"
+
+
+async def test_sandbox_deny_read_holds_for_resources(project: Path, tmp_path: Path) -> None:
+    """Masked files (sandbox.denyRead) are neither listed nor read, a symlink to one included."""
+    config = tmp_path / "config"
+    config.mkdir(exist_ok=True)
+    (config / "settings.json").write_text(json.dumps({"sandbox": {"denyRead": ["creds/**"]}}))
+    (project / "creds").mkdir()
+    (project / "creds" / "token.txt").write_text("S3CRET")
+    (project / "notes.md").write_text("visible")
+    os.symlink(project / "creds" / "token.txt", project / "link.txt")
+    server = build_tool_server(project)
+    async with Client(server.lowlevel_server(), mode="legacy") as client:
+        names = [r.name for r in (await client.list_resources()).resources]
+        for leaf in ("creds/token.txt", "link.txt"):
+            with pytest.raises(MCPError, match="sandbox.denyRead") as refused:
+                await client.read_resource(f"file://{project}/{leaf}")
+            assert "S3CRET" not in str(refused.value)
+        seen = await client.read_resource(f"file://{project}/notes.md")
+    assert "notes.md" in names and "creds/token.txt" not in names and "link.txt" not in names
+    assert isinstance(seen.contents[0], types.TextResourceContents)

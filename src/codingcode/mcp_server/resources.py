@@ -21,7 +21,7 @@ import base64
 import mimetypes
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +106,8 @@ class ProjectListing:
     pages slice that snapshot, so listing N files costs O(N) in all."""
 
     root: Path
+    #: Files not to list (the sandbox's masks: what read_file may not read), by absolute path.
+    hidden: Callable[[str], bool] | None = None
     _snapshot: list[str] = field(default_factory=list)
     _generation: int = 0
 
@@ -114,10 +116,12 @@ class ProjectListing:
         if not cursor:
             self._generation += 1
             self._snapshot = []
-            for path in walk_files(self.root):
+            base = str(self.root)
+            for rel in walk_files(self.root):
                 if len(self._snapshot) == MAX_LISTED:
                     break
-                self._snapshot.append(path)
+                if self.hidden is None or not self.hidden(f"{base}/{rel}"):
+                    self._snapshot.append(rel)
             start = 0
         else:
             generation, _, offset = cursor.partition(":")

@@ -320,7 +320,11 @@ class McpToolServer:
     # -- resources -------------------------------------------------------------------------
     def list_resources(self, cursor: str | None) -> types.ListResourcesResult:
         if self._listing is None:
-            self._listing = ProjectListing(self.project)
+            from codingcode.sandbox.masks import guard_for
+
+            guard = guard_for(self.headless.launcher)  # masked files are not listed
+            hidden = None if guard is None else (lambda p: guard.denied(p) is not None)
+            self._listing = ProjectListing(self.project, hidden)
         page, next_cursor = self._listing.page(cursor)
         items = (self.plugin_resources.resources() if not cursor else []) + page
         return types.ListResourcesResult.model_validate(
@@ -377,6 +381,9 @@ class McpToolServer:
             _current_request.reset(token)
         if not decision.allowed:
             raise DeniedError(f"Reading {path} (as read_file) was denied: {decision.reason}")
+        from codingcode.sandbox.masks import check_readable
+
+        check_readable(path, str(path), runner.launcher)  # sandbox.denyRead, as read_file
         return path
 
     # -- prompts ---------------------------------------------------------------------------
