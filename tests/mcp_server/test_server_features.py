@@ -509,8 +509,11 @@ async def test_sandbox_deny_read_holds_for_resources(project: Path, tmp_path: Pa
     (project / "notes.md").write_text("visible")
     os.symlink(project / "creds" / "token.txt", project / "link.txt")
     server = build_tool_server(project)
+    ref = types.ResourceTemplateReference(type="ref/resource", uri="file:///{path}")
     async with Client(server.lowlevel_server(), mode="legacy") as client:
         names = [r.name for r in (await client.list_resources()).resources]
+        completed = await client.complete(ref, {"name": "path", "value": "creds/t"})
+        assert completed.completion.values == []
         for leaf in ("creds/token.txt", "link.txt"):
             with pytest.raises(MCPError, match="sandbox.denyRead") as refused:
                 await client.read_resource(f"file://{project}/{leaf}")

@@ -185,8 +185,9 @@ def read_contents(path: Path, uri: str) -> dict[str, Any]:
     return content
 
 
-def complete_path(root: Path, value: str) -> list[str]:
-    """Project paths (relative, ``/``-separated) starting with ``value``, at most 100."""
+def complete_path(root: Path, value: str, hidden: Callable[[str], bool] | None = None) -> list[str]:
+    """Project paths (relative, ``/``-separated) starting with ``value``, at most 100;
+    not the ``hidden`` ones (masked) nor names that are not UTF-8."""
     head, _, prefix = value.rpartition("/")
     folder = (root / head).resolve() if head else root
     try:
@@ -199,11 +200,14 @@ def complete_path(root: Path, value: str) -> list[str]:
         return []
     out: list[str] = []
     for entry in names:
-        if entry.name.startswith(prefix) and entry.name not in SKIPPED_DIRS:
-            suffix = "/" if entry.is_dir(follow_symlinks=False) else ""
-            out.append(f"{head}/{entry.name}{suffix}" if head else entry.name + suffix)
-            if len(out) == MAX_COMPLETIONS:
-                break
+        if not entry.name.startswith(prefix) or entry.name in SKIPPED_DIRS:
+            continue
+        if shown_name(entry.name) != entry.name or (hidden and hidden(entry.path)):
+            continue
+        suffix = "/" if entry.is_dir(follow_symlinks=False) else ""
+        out.append(f"{head}/{entry.name}{suffix}" if head else entry.name + suffix)
+        if len(out) == MAX_COMPLETIONS:
+            break
     return out
 
 

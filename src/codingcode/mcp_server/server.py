@@ -409,7 +409,11 @@ class McpToolServer:
             import anyio
 
             root = self.project
-            relative = await anyio.to_thread.run_sync(complete_path, root, value)
+            from codingcode.sandbox.masks import guard_for
+
+            guard = guard_for(self.headless.launcher)
+            hidden = None if guard is None else (lambda p: guard.denied(p) is not None)
+            relative = await anyio.to_thread.run_sync(complete_path, root, value, hidden)
             return [f"{root}/{r}".lstrip("/") for r in relative]
         return await self.plugin_resources.complete(template, argument, value) or []
 
