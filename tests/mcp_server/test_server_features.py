@@ -292,7 +292,7 @@ async def chatty(ctx: ToolExecCtx) -> str:
 @tool(annotations=SAFE, effects=frozenset())
 async def slow() -> str:
     """Takes a while and says nothing."""
-    await anyio.sleep(0.6)
+    await anyio.sleep(1.0)
     return "done"
 
 
