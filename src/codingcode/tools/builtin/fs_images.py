@@ -35,7 +35,7 @@ def read_image(
     path: Path, shown: str, mime: str, opener: Callable[[Path, str], BinaryIO]
 ) -> ContentResult | None:
     """The image as content blocks; None when its bytes are not that image (read as text).
-    ``opener`` opens the file as read_file does (never blocking on a FIFO)."""
+    ``opener`` is read_file's own (a regular file only, never blocking)."""
     with opener(path, shown) as f:
         data = f.read(MAX_IMAGE_BYTES + 1)
     if len(data) > MAX_IMAGE_BYTES:
