@@ -266,6 +266,15 @@ async def read_file(args: ReadFileArgs, ctx: ToolExecCtx) -> str:
     shown = display_path(path, ctx)
     check_readable(path, shown, ctx.launcher)  # sandbox.denyRead (issue 11)
     try:
+        if ctx.mcp is not None:  # an MCP client can show an image: give it one
+            from codingcode.tools.builtin.fs_images import image_type, read_image
+
+            mime = image_type(path)
+            image = mime and await anyio.to_thread.run_sync(
+                read_image, path, shown, mime, _open_for_reading
+            )
+            if image:
+                return image
         lines, first, total = await anyio.to_thread.run_sync(
             _read_sync, path, shown, args.offset, args.limit
         )
