@@ -160,57 +160,54 @@ def main() -> None:
         serve(_Echo) as echo_port,
         proxy() as proxy_port,
     ):
-        if True:  # one block: the servers and the proxy live for every measurement
-            via = b"GET http://localhost:%d/ HTTP/1.1\r\nHost: localhost\r\n\r\n" % http_port
-            direct = b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-            assert request(proxy_port, via).endswith(SMALL)
-            times = interleaved(
-                {
-                    "direct": lambda: request(http_port, direct),
-                    "proxy": lambda: request(proxy_port, via),
-                },
-                runs=args.runs,
-                warmup=5,
-            )
-            added_ms = (times["proxy"] - times["direct"]) * 1000
-            ratio = times["proxy"] / times["direct"]
-            print(
-                f"latency: direct {times['direct'] * 1000:.2f} ms, proxy "
-                f"{times['proxy'] * 1000:.2f} ms per request (new connection each); "
-                f"ratio {ratio:.1f}x, added {added_ms:.2f} ms "
-                f"[target < 5 ms added: {verdict(added_ms, 5.0)}]"
-            )
+        via = b"GET http://localhost:%d/ HTTP/1.1\r\nHost: localhost\r\n\r\n" % http_port
+        direct = b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        assert request(proxy_port, via).endswith(SMALL)
+        times = interleaved(
+            {
+                "direct": lambda: request(http_port, direct),
+                "proxy": lambda: request(proxy_port, via),
+            },
+            runs=args.runs,
+            warmup=5,
+        )
+        added_ms = (times["proxy"] - times["direct"]) * 1000
+        ratio = times["proxy"] / times["direct"]
+        print(
+            f"latency: direct {times['direct'] * 1000:.2f} ms, proxy "
+            f"{times['proxy'] * 1000:.2f} ms per request (new connection each); "
+            f"ratio {ratio:.1f}x, added {added_ms:.2f} ms "
+            f"[target < 5 ms added: {verdict(added_ms, 5.0)}]"
+        )
 
-            total = args.megabytes << 20
-            rates: dict[str, list[float]] = {"direct": [], "proxy": []}
-            for _ in range(3):
-                rates["direct"].append(
-                    push(socket.create_connection(("127.0.0.1", sink_port)), total)
-                )
-                rates["proxy"].append(push(tunnel(proxy_port, sink_port), total))
-            d, p = statistics.median(rates["direct"]), statistics.median(rates["proxy"])
-            print(
-                f"throughput ({args.megabytes} MB): direct {d:.0f} MB/s, through a CONNECT "
-                f"tunnel {p:.0f} MB/s; ratio {d / p:.1f}x slower "
-                f"[target <= 3x: {verdict(d / p, 3.0)}]"
-            )
+        total = args.megabytes << 20
+        rates: dict[str, list[float]] = {"direct": [], "proxy": []}
+        for _ in range(3):
+            rates["direct"].append(push(socket.create_connection(("127.0.0.1", sink_port)), total))
+            rates["proxy"].append(push(tunnel(proxy_port, sink_port), total))
+        d, p = statistics.median(rates["direct"]), statistics.median(rates["proxy"])
+        print(
+            f"throughput ({args.megabytes} MB): direct {d:.0f} MB/s, through a CONNECT "
+            f"tunnel {p:.0f} MB/s; ratio {d / p:.1f}x slower "
+            f"[target <= 3x: {verdict(d / p, 3.0)}]"
+        )
 
-            start = time.perf_counter()
-            tunnels = [tunnel(proxy_port, echo_port) for _ in range(args.held)]
-            answered = 0
-            for i, s in enumerate(tunnels):
-                s.sendall(b"ping %d" % i)
-            for i, s in enumerate(tunnels):
-                if s.recv(64) == b"ping %d" % i:
-                    answered += 1
-            for s in tunnels:
-                s.close()
-            held_s = time.perf_counter() - start
-            print(
-                f"held: {answered}/{args.held} CONNECT tunnels open at once and answering "
-                f"({held_s:.2f} s to open and ping all) "
-                f"[{'ok' if answered == args.held else 'FAILED'}]"
-            )
+        start = time.perf_counter()
+        tunnels = [tunnel(proxy_port, echo_port) for _ in range(args.held)]
+        answered = 0
+        for i, s in enumerate(tunnels):
+            s.sendall(b"ping %d" % i)
+        for i, s in enumerate(tunnels):
+            if s.recv(64) == b"ping %d" % i:
+                answered += 1
+        for s in tunnels:
+            s.close()
+        held_s = time.perf_counter() - start
+        print(
+            f"held: {answered}/{args.held} CONNECT tunnels open at once and answering "
+            f"({held_s:.2f} s to open and ping all) "
+            f"[{'ok' if answered == args.held else 'FAILED'}]"
+        )
 
 
 if __name__ == "__main__":
