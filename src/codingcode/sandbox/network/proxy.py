@@ -19,7 +19,9 @@ close`` upstream), so a pipelined second request never slips past the checks.
 from __future__ import annotations
 
 import contextlib
+import errno
 import ipaddress
+import os
 import re
 import socket
 import sys
@@ -48,7 +50,7 @@ MAX_HEAD_BYTES = 64 * 1024
 MAX_CONNECTIONS_PER_CALL = 1024
 #: Events kept per call for its audit records and its note (the counters go on).
 MAX_EVENTS_PER_CALL = 1000
-_CHUNK = 64 * 1024
+_CHUNK = 256 * 1024
 _HOP_BY_HOP = {
     b"connection",
     b"keep-alive",
@@ -64,7 +66,14 @@ _AUTHORITY = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):([0-9]{1,5})$")
 
 
 async def system_resolver(host: str, port: int) -> list[IPAddress]:
-    """Every address of ``host`` (in the order the system gives them)."""
+    """Every address of ``host`` (in the order the system gives them). An IP literal is
+    itself, and ``localhost`` is the loopback address (RFC 6761), without a lookup."""
+    try:
+        return [ipaddress.ip_address(host)]
+    except ValueError:
+        pass
+    if host == "localhost":
+        return [ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1")]
     infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     found: list[IPAddress] = []
     for info in infos:
@@ -72,6 +81,25 @@ async def system_resolver(host: str, port: int) -> list[IPAddress]:
         if ip not in found:
             found.append(ip)
     return found
+
+
+async def connect_address(ip: IPAddress, port: int) -> anyio.abc.SocketStream:
+    """A TCP connection to exactly ``ip`` (no lookup of any kind on the way)."""
+    family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        err = sock.connect_ex((str(ip), port))
+        if err == errno.EINPROGRESS:
+            await anyio.wait_writable(sock)
+            err = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if err:
+            raise OSError(err, os.strerror(err))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return await anyio.abc.SocketStream.from_socket(sock)
+    except BaseException:
+        sock.close()
+        raise
 
 
 @dataclass(frozen=True)
@@ -399,7 +427,7 @@ class NetworkProxy:
         for ip in addresses:
             try:
                 with anyio.fail_after(self.connect_timeout_s):
-                    upstream = await anyio.connect_tcp(str(ip), port)
+                    upstream = await connect_address(ip, port)
             except (OSError, TimeoutError) as exc:
                 last = exc
                 continue
