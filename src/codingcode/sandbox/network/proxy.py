@@ -346,14 +346,16 @@ class NetworkProxy:
     async def handle(self, stream: anyio.abc.ByteStream, channel: CallChannel) -> None:
         head = _Head(stream)
         request: object = None
+        malformed = False
         with anyio.move_on_after(HEAD_TIMEOUT_S):
             try:
                 request = await head.next_event()
             except h11.RemoteProtocolError:
-                request = None
+                malformed = True
         if not isinstance(request, h11.Request):
-            if request is not None and not isinstance(request, h11.ConnectionClosed):
-                await stream.send(refusal(Verdict(False, "malformed request"), "?", 400))
+            if malformed or (request is not None and not isinstance(request, h11.ConnectionClosed)):
+                why = Verdict(False, "a malformed or oversized HTTP request head")
+                await stream.send(refusal(why, "?", 400))
             return
         method = request.method.decode("ascii", "replace").upper()
         target = request.target.decode("latin-1")
