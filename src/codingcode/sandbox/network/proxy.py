@@ -195,10 +195,11 @@ def refusal(verdict: Verdict, host: str, status: int = 403) -> bytes:
     else:
         body = f"codingcode's network proxy: {verdict.reason}.\n".encode()
     reason = {403: "Forbidden", 400: "Bad Request", 502: "Bad Gateway"}.get(status, "Error")
+    error = "blocked-by-network-policy" if status == 403 else "proxy-error"
     head = (
         f"HTTP/1.1 {status} {reason}\r\n"
         "Content-Type: text/plain; charset=utf-8\r\n"
-        "X-Proxy-Error: blocked-by-network-policy\r\n"
+        f"X-Proxy-Error: {error}\r\n"
         f"Content-Length: {len(body)}\r\n"
         "Connection: close\r\n\r\n"
     ).encode()
