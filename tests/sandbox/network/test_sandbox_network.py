@@ -23,10 +23,8 @@ from codingcode.sandbox.network.proxy import ConnectionEvent, NetworkProxy
 from codingcode.sandbox.network.runtime import current_call
 from codingcode.sandbox.policy import BackendChoice, Network, SandboxPolicy
 from codingcode.sandbox.service import SandboxService
-from tests.sandbox.conftest import Box, needs_bwrap, out
+from tests.sandbox.conftest import Box, needs_bwrap, needs_landlock, out
 from tests.sandbox.network.server import LoggingServer
-
-pytestmark = needs_bwrap
 
 LOOPBACK = ipaddress.ip_address("127.0.0.1")
 
@@ -70,6 +68,7 @@ def net_box(project: Path) -> Iterator[Any]:
         service.close()
 
 
+@needs_bwrap
 def test_listed_localhost_reaches_the_host_server(net_box: Any, server: LoggingServer) -> None:
     box = net_box(allowed=("localhost",))
     r = box.run(f"curl -sS -m 10 http://localhost:{server.port}/ok")
@@ -80,6 +79,7 @@ def test_listed_localhost_reaches_the_host_server(net_box: Any, server: LoggingS
     assert server.requests[0].host == f"localhost:{server.port}"
 
 
+@needs_bwrap
 def test_unlisted_address_is_refused_with_the_setting_named(
     net_box: Any, server: LoggingServer
 ) -> None:
@@ -90,6 +90,7 @@ def test_unlisted_address_is_refused_with_the_setting_named(
     assert "blocked by the network policy" in r.notice and "127.0.0.1" in r.notice
 
 
+@needs_bwrap
 def test_https_connect_to_unlisted_name_fails_and_says_so(
     net_box: Any, server: LoggingServer
 ) -> None:
@@ -100,6 +101,7 @@ def test_https_connect_to_unlisted_name_fails_and_says_so(
     assert "evil.test" in r.notice and "sandbox.network.allowedDomains" in r.notice
 
 
+@needs_bwrap
 def test_direct_connection_without_the_proxy_reaches_nothing(
     net_box: Any, server: LoggingServer
 ) -> None:
@@ -113,6 +115,7 @@ def test_direct_connection_without_the_proxy_reaches_nothing(
     assert server.paths() == [] and server.connections == 0
 
 
+@needs_bwrap
 def test_python_socket_and_raw_socket_reach_nothing(net_box: Any, server: LoggingServer) -> None:
     box = net_box(allowed=("localhost",), allow_local=True)
     script = textwrap.dedent(
@@ -149,6 +152,7 @@ def test_python_socket_and_raw_socket_reach_nothing(net_box: Any, server: Loggin
     assert server.udp_received() == 0
 
 
+@needs_bwrap
 def test_ipv6_forms_of_loopback_are_refused(net_box: Any, server: LoggingServer) -> None:
     box = net_box(allowed=("localhost", "::ffff:127.0.0.1", "*.test"))
     r = box.run(
@@ -159,6 +163,7 @@ def test_ipv6_forms_of_loopback_are_refused(net_box: Any, server: LoggingServer)
     assert server.paths() == [], out(r)
 
 
+@needs_bwrap
 def test_dns_rebinding_name_is_refused(net_box: Any, server: LoggingServer) -> None:
     box = net_box(allowed=("rebind.test",))
     r = box.run(f"curl -sS -m 10 http://rebind.test:{server.port}/rebind")
@@ -167,6 +172,7 @@ def test_dns_rebinding_name_is_refused(net_box: Any, server: LoggingServer) -> N
     assert "rebind.test" in r.notice
 
 
+@needs_bwrap
 def test_connect_to_denied_name_with_allowed_host_header(
     net_box: Any, server: LoggingServer
 ) -> None:
@@ -193,6 +199,7 @@ print(data.decode("latin-1").splitlines()[0] if data else "EMPTY")
 """
 
 
+@needs_bwrap
 def test_absolute_form_tricks(net_box: Any, server: LoggingServer, project: Path) -> None:
     (project / "raw.py").write_text(RAW_CLIENT)
     box = net_box(allowed=("localhost",))
@@ -224,6 +231,7 @@ def test_absolute_form_tricks(net_box: Any, server: LoggingServer, project: Path
     assert server.requests[0].host == f"localhost:{p}"
 
 
+@needs_bwrap
 def test_read_only_domain_allows_get_not_post(net_box: Any, server: LoggingServer) -> None:
     box = net_box(allowed=("localhost",), read_only=("localhost",))
     r = box.run(
@@ -234,6 +242,7 @@ def test_read_only_domain_allows_get_not_post(net_box: Any, server: LoggingServe
     assert "sandbox.network.readOnlyDomains" in out(r)
 
 
+@needs_bwrap
 def test_per_call_grant_and_deny_wins(net_box: Any, server: LoggingServer) -> None:
     box = net_box(allowed=(), denied=("blocked.test",), allow_local=True)
     granted = CapabilitySet(domains=frozenset({"localhost", "blocked.test"}))
@@ -255,6 +264,7 @@ def test_per_call_grant_and_deny_wins(net_box: Any, server: LoggingServer) -> No
     assert server.paths() == ["/granted"] and r.exit_code != 0
 
 
+@needs_bwrap
 def test_connection_events_name_their_call(net_box: Any, server: LoggingServer) -> None:
     box = net_box(allowed=("localhost",))
     token = current_call.set("call-123")
@@ -273,6 +283,7 @@ def test_connection_events_name_their_call(net_box: Any, server: LoggingServer) 
     assert events[0].address == "127.0.0.1"
 
 
+@needs_bwrap
 def test_mode_off_and_on_keep_their_meaning(net_box: Any, server: LoggingServer) -> None:
     box = net_box(mode=Network.OFF, allowed=("localhost",))
     r = box.run(f"curl -sS -m 5 http://localhost:{server.port}/off")
@@ -283,6 +294,7 @@ def test_mode_off_and_on_keep_their_meaning(net_box: Any, server: LoggingServer)
     assert server.paths() == ["/on"], out(r)
 
 
+@needs_bwrap
 def test_proxy_variables_are_set_inside(net_box: Any) -> None:
     box = net_box(allowed=("pypi.org",))
     env = box.run("env").stdout.text()
@@ -298,6 +310,7 @@ def test_proxy_variables_are_set_inside(net_box: Any) -> None:
     assert "NO_PROXY=localhost,127.0.0.1,::1" in env
 
 
+@needs_bwrap
 def test_unix_socket_connect_to_host_fails(net_box: Any, tmp_path: Path) -> None:
     del tmp_path
     box = net_box(allowed=("localhost",))
@@ -309,6 +322,7 @@ def test_unix_socket_connect_to_host_fails(net_box: Any, tmp_path: Path) -> None
     assert "Operation not permitted" in out(r) or "Permission denied" in out(r)
 
 
+@needs_bwrap
 def test_many_calls_do_not_leak_descriptors(net_box: Any, server: LoggingServer) -> None:
     import os
 
@@ -320,3 +334,22 @@ def test_many_calls_do_not_leak_descriptors(net_box: Any, server: LoggingServer)
         assert r.exit_code == 0, out(r)
     assert len(os.listdir("/proc/self/fd")) <= before + 1
     assert len(server.paths()) == 6
+
+
+@needs_landlock
+def test_landlock_runs_limited_without_network_and_says_so(
+    project: Path, server: LoggingServer
+) -> None:
+    policy = SandboxPolicy(
+        project=project,
+        backend=BackendChoice.LANDLOCK,
+        network=Network.LIMITED,
+        domains=DomainPolicy(allowed=("localhost",)),
+    )
+    service = SandboxService.from_policy(policy)
+    try:
+        r = Box(service, project).run(f"curl -sS -m 5 http://127.0.0.1:{server.port}/ll")
+    finally:
+        service.close()
+    assert "needs the bubblewrap backend" in r.notice
+    assert server.connections == 0 and r.exit_code != 0
