@@ -155,7 +155,14 @@ class ToolRunner:
                 model = validate_arguments(definition, decision.args)
                 ctx = replace(ctx, capabilities=decision.capabilities)
                 track.started()
-                result = await self._execute(definition, model, ctx, on_checkpoint)
+                # The sandbox's network proxy files each connection under this call.
+                from codingcode.sandbox.network.runtime import current_call
+
+                token = current_call.set(call.call_id)
+                try:
+                    result = await self._execute(definition, model, ctx, on_checkpoint)
+                finally:
+                    current_call.reset(token)
                 track.finished(result)
             if self.lifecycle is not None:
                 from codingcode.approval.lifecycle import post_tool_use
@@ -291,6 +298,12 @@ def build_runner(
             trust_project=trust_project_grants,
             deny_read=deny_rule_masks(rules, project),
         )
+        if log is not None:
+            # Every connection attempt through the network proxy joins the audit log.
+            audit_log = log
+            launcher.network_sink = lambda events: audit_log.record_network(
+                [e.to_json() for e in events]
+            )
     runner.launcher = launcher
     if checkpoints:
         from codingcode.checkpoints.recorder import recorder_for
