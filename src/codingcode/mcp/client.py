@@ -39,6 +39,9 @@ __all__ = [
 ]
 
 
+_NOT_RUNNING = (ServerState.SKIPPED, ServerState.FAILED, ServerState.NEEDS_LOGIN)
+
+
 class McpManager:
     """The configured servers of one session, their tools kept registered in a ToolService.
 
@@ -136,7 +139,7 @@ class McpManager:
         """
         server, sep, _ = tool_name.partition(":")
         conn = self.servers.get(server) if sep else None
-        if conn is None or conn.state not in (ServerState.SKIPPED, ServerState.FAILED):
+        if conn is None or conn.state not in _NOT_RUNNING:
             return None
         if self.service is not None and tool_name in self.service:
             return None  # imported before it failed: calling it restarts the server
@@ -146,15 +149,20 @@ class McpManager:
         )
 
     def failed(self) -> list[ServerConnection]:
-        """The servers that failed to start or stopped with an error (not the skipped)."""
-        return [c for c in self.servers.values() if c.state is ServerState.FAILED]
+        """The servers that failed to start, stopped with an error or need a login (not
+        the skipped)."""
+        return [
+            c
+            for c in self.servers.values()
+            if c.state in (ServerState.FAILED, ServerState.NEEDS_LOGIN)
+        ]
 
     def notes(self) -> list[str]:
         """One line per server that is not running (skipped or failed), for the user."""
         return [
             f"MCP server {conn.name!r} {conn.state.value}: {conn.error}"
             for conn in self.servers.values()
-            if conn.state in (ServerState.SKIPPED, ServerState.FAILED)
+            if conn.state in _NOT_RUNNING
         ]
 
 

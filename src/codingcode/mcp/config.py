@@ -22,6 +22,9 @@ the server and the field. Our own optional keys (other clients ignore them):
 * ``disabled`` (bool): keep the entry but do not start the server.
 * ``sandbox`` (bool, stdio only, default false): start the server inside codingcode's OS
   sandbox, under the project's ``sandbox`` settings (so, by default, no network).
+* ``oauth`` (HTTP only): ``false`` to never log in, or an object with a pre-registered
+  ``client_id`` (``client_secret``, ``callback_port``, ``scope``, ``client_metadata_url``);
+  see :mod:`codingcode.mcp.oauth`.
 
 Sources, later overriding earlier by server name: the user's settings (user scope), the
 project's ``.mcp.json``, ``.codingcode/settings.json`` and ``settings.local.json`` (project
@@ -73,11 +76,29 @@ class StdioEntry(_Common):
     sandbox: bool = False
 
 
+class OAuthEntry(BaseModel):
+    """``"oauth": {...}`` of an HTTP server: a pre-registered client and its options.
+    Plain OAuth (discovery, dynamic registration) needs none of it."""
+
+    model_config = ConfigDict(extra="ignore")
+    client_id: str | None = Field(default=None, min_length=1)
+    client_secret: str | None = None
+    #: The scopes to ask for at first (a server's challenge may ask for more).
+    scope: str | None = None
+    #: The loopback port of the redirect (a pre-registered client's redirect URI is
+    #: ``http://127.0.0.1:PORT/callback``); unset: any free port.
+    callback_port: int | None = Field(default=None, gt=0, lt=65536)
+    #: A client-ID metadata document URL (HTTPS), used when the server supports it.
+    client_metadata_url: str | None = Field(default=None, pattern=r"^https://[^/]+/.+")
+
+
 class HttpEntry(_Common):
     #: ``http`` / ``streamable-http``: streamable HTTP; ``sse``: the old HTTP+SSE transport.
     type: Literal["http", "streamable-http", "streamableHttp", "sse"]
     url: str = Field(pattern=r"^https?://")
     headers: dict[str, str] = Field(default_factory=dict)
+    #: OAuth: on unless ``false`` or the entry sends its own Authorization header.
+    oauth: OAuthEntry | bool = True
 
 
 @dataclass(frozen=True)
@@ -136,6 +157,13 @@ def _expand(raw: dict[str, Any], server: str, env: Mapping[str, str]) -> dict[st
             expand_vars(a, server=server, field=f"args[{i}]", env=env) if isinstance(a, str) else a
             for i, a in enumerate(out["args"])
         ]
+    if isinstance(out.get("oauth"), dict):
+        out["oauth"] = {
+            k: expand_vars(v, server=server, field=f"oauth.{k}", env=env)
+            if isinstance(v, str)
+            else v
+            for k, v in out["oauth"].items()
+        }
     for key in ("env", "headers"):
         if isinstance(out.get(key), dict):
             out[key] = {

@@ -53,6 +53,8 @@ class ServerState(StrEnum):
     READY = "ready"
     FAILED = "failed"
     SKIPPED = "skipped"
+    #: An HTTP server that wants an OAuth login nobody did (``codingcode mcp login NAME``).
+    NEEDS_LOGIN = "needs login"
 
 
 def _innermost(exc: BaseException) -> BaseException:
@@ -89,8 +91,13 @@ class ServerConnection:
         task_group: anyio.abc.TaskGroup,
         on_tools_changed: ToolsChanged | None = None,
         launcher: Callable[[], Launcher] | None = None,
+        auth: Any = None,
     ) -> None:
         self.config = config
+        #: The httpx Auth of an HTTP server (default: OAuth with stored tokens, see
+        #: :mod:`codingcode.mcp.oauth`); ``codingcode mcp login`` passes an interactive one.
+        self.auth = auth
+        self._login_refused = False
         self.launcher = launcher
         self.project = project
         self.state = ServerState.STOPPED
@@ -140,6 +147,10 @@ class ServerConnection:
                 self.state = ServerState.STARTING
                 self._tg.start_soon(self._own, attempt)
             await attempt.ready.wait()
+        if self.state is ServerState.NEEDS_LOGIN:
+            from codingcode.mcp.oauth import LoginRequiredError
+
+            raise LoginRequiredError(f"MCP server {self.name!r} needs a login: {self.error}.")
         if attempt.error is not None or attempt.client is None:
             raise ToolFailureError(
                 f"MCP server {self.name!r} is not available: {attempt.error or 'it stopped'}. "
@@ -166,6 +177,13 @@ class ServerConnection:
     async def _own_with_log(self, attempt: _Attempt, Client: Any, errlog: IO[str]) -> None:
         eof = anyio.Event()
         startup = self.config.entry.startup_timeout_ms / 1000
+        auth = self.auth
+        self._login_refused = False
+        if auth is None:
+            from codingcode.mcp.oauth import headless_provider, uses_oauth
+
+            if uses_oauth(self.config):
+                auth = headless_provider(self.config, on_refused=self._refused)
         try:
             with anyio.CancelScope() as scope:
                 attempt.scope = scope
@@ -181,7 +199,7 @@ class ServerConnection:
                     tg.start_soon(watchdog)
                     transport = WatchedTransport(
                         open_transport(
-                            self.config, self.project, errlog, self.launcher, self._noticed
+                            self.config, self.project, errlog, self.launcher, self._noticed, auth
                         ),
                         eof,
                     )
@@ -224,13 +242,22 @@ class ServerConnection:
             attempt.error += self._stderr_tail(errlog)
         finally:
             attempt.client = None
-            if attempt.error is not None:
+            if self._login_refused:
+                from codingcode.mcp.oauth import login_hint
+
+                attempt.error = login_hint(self.name)
+                self.state = ServerState.NEEDS_LOGIN
+                self.error = attempt.error
+            elif attempt.error is not None:
                 self.state = ServerState.FAILED
                 self.error = attempt.error
             elif self.state is not ServerState.SKIPPED:
                 self.state = ServerState.STOPPED
             attempt.ready.set()
             attempt.ended.set()
+
+    def _refused(self) -> None:
+        self._login_refused = True
 
     def _describe_failure(self, exc: BaseException) -> str:
         exc = _innermost(exc)
@@ -339,6 +366,13 @@ class ServerConnection:
         try:
             result = await attempt.client.call_tool(tool, arguments)
         except MCPError as exc:
+            if self._login_refused:  # tokens that cannot be refreshed, or more scope wanted
+                from codingcode.mcp.oauth import LoginRequiredError, login_hint
+
+                raise LoginRequiredError(
+                    f"{full} failed: MCP server {self.name!r} needs a login (again, or with "
+                    f"more permissions): {login_hint(self.name)}."
+                ) from None
             if exc.code == types.CONNECTION_CLOSED:
                 with anyio.move_on_after(2):  # let the owner record why (stderr tail)
                     await attempt.ended.wait()
