@@ -93,6 +93,9 @@ class McpManager:
                     conn.skip("disabled in its configuration")
                 elif reason is not None:
                     conn.skip(reason)
+            if self.service is not None:  # "server X failed (why)", not "Unknown tool"
+                self.service.missing = self.unavailable
+                stack.callback(setattr, self.service, "missing", None)
             await self.start_all()
             self._stack = stack.pop_all()
         return self
