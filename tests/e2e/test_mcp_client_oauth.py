@@ -144,6 +144,15 @@ def test_login_then_use_then_logout(
         more.stderr
     )
     assert "Traceback" not in more.stderr
+    # The next login asks for the scopes the step-up wanted; then the call goes through.
+    login = run_cli(["mcp", "login", "docs", "--timeout", "60"], cwd=project, env=env)
+    assert login.code == 0, login
+    code = [g for g in server.grants() if g["event"] == "code"][-1]
+    assert set(code["scopes"]) == {"read", "write"}
+    more = run_cli(
+        ["tool", "docs:write_note", '{"text": "x"}', "--mode", "bypass"], cwd=project, env=env
+    )
+    assert more.code == 0 and more.stdout.strip() == "noted: x", more
 
     out = run_cli(["mcp", "logout", "docs"], cwd=project, env=env)
     assert out.code == 0 and "Logged out of 'docs'" in out.stdout, out

@@ -193,6 +193,16 @@ class FileTokenStorage:
         if self.persist_client:
             self._write(client=client_info.model_dump(mode="json", exclude_none=True))
 
+    def wanted_scope(self) -> str | None:
+        """Scopes a session needed and could not get without a login (step-up)."""
+        wanted = self._read().get("scope_wanted")
+        return wanted if isinstance(wanted, str) and wanted else None
+
+    def want_scope(self, scope: str) -> None:
+        from mcp.client.auth.utils import union_scopes
+
+        self._write(scope_wanted=union_scopes(self.wanted_scope(), scope))
+
     def stored_redirect_port(self) -> int | None:
         """The loopback port the stored registration was made for, if any."""
         client = self._read().get("client") or {}
@@ -310,19 +320,32 @@ def _provider_class() -> Any:
     return Provider
 
 
-def _client_metadata(config: McpServerConfig, redirect_uri: str) -> Any:
+def _client_metadata(
+    config: McpServerConfig, redirect_uri: str, wanted_scope: str | None = None
+) -> Any:
+    from mcp.client.auth.utils import union_scopes
     from mcp.shared.auth import OAuthClientMetadata
 
     from codingcode import __version__
 
+    class Metadata(OAuthClientMetadata):
+        """Whatever scope the SDK's flow picks (the server's challenge, its advertised
+        scopes), the scopes a session's step-up wanted are asked for as well: the login
+        that follows "needs a login (with more permissions)" must get them."""
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            if name == "scope" and wanted_scope:
+                value = union_scopes(value, wanted_scope)
+            super().__setattr__(name, value)
+
     oauth = _oauth_entry(config)
-    return OAuthClientMetadata(
+    return Metadata(
         client_name="codingcode",
         software_id="codingcode",
         software_version=__version__,
         redirect_uris=[redirect_uri],  # type: ignore[list-item]
         token_endpoint_auth_method="client_secret_post" if oauth.client_secret else "none",
-        scope=oauth.scope,
+        scope=union_scopes(oauth.scope, wanted_scope),
     )
 
 
@@ -335,6 +358,12 @@ def headless_provider(config: McpServerConfig, on_refused: Callable[[], None] | 
     name = config.name
 
     async def refuse(url: str) -> None:
+        # The scopes this authorization would have asked for (a 403 insufficient_scope
+        # step-up asks for more): the next `mcp login` asks for them too.
+        wanted = parse_qs(urlsplit(url).query).get("scope")
+        if wanted and storage.has_tokens():
+            with contextlib.suppress(OSError):
+                storage.want_scope(wanted[0])
         if on_refused is not None:
             on_refused()
         raise LoginRequiredError(f"MCP server {name!r} needs a login: {login_hint(name)}.")
@@ -386,8 +415,14 @@ async def login_provider(
             callback = await stack.enter_async_context(loopback_callback(0))
         if not oauth.client_id and storage.stored_redirect_port() not in (None, callback.port):
             storage.forget_client()
+        wanted = storage.wanted_scope()
+        registered = (await storage.get_client_info()) if wanted else None
+        if registered is not None and not oauth.client_id:
+            have = set((registered.scope or "").split())
+            if not set(wanted.split()) <= have:  # type: ignore[union-attr]
+                storage.forget_client()  # registered for fewer scopes: register anew
         # A fresh login: old tokens are dropped, the registration is kept.
-        storage._write(tokens=None)
+        storage._write(tokens=None, expires_at=None)
 
         async def redirect(url: str) -> None:
             await anyio.to_thread.run_sync(browse, url)
@@ -408,7 +443,7 @@ async def login_provider(
 
         yield _provider_class()(
             config.entry.url,
-            _client_metadata(config, callback.redirect_uri),
+            _client_metadata(config, callback.redirect_uri, wanted),
             storage,
             redirect_handler=redirect,
             callback_handler=wait_callback,
