@@ -318,6 +318,13 @@ class SlashHandler:
                 self.console.print(f"[yellow]@{target} not attached:[/] {exc.message}")
                 continue
             blocks.append(f'<file path="{target}">\n{content}\n</file>')
+        from codingcode.mcp.resources import attach_resources  # @server:uri mentions
+
+        blocks += await attach_resources(
+            session,
+            text,
+            lambda line: self.console.print(line, markup=False, emoji=False, highlight=False),
+        )
         if not blocks:
             return text
         return text + "\n\nAttached files:\n" + "\n".join(blocks)

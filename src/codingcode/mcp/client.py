@@ -123,6 +123,13 @@ class McpManager:
     def _register(self, conn: ServerConnection) -> None:
         if self.service is None:
             return
+        caps = conn.capabilities
+        if caps is not None and caps.resources is not None:
+            from codingcode.mcp.resources import READ_TOOL, resource_tools
+
+            if READ_TOOL not in self.service:  # the resource tools, once any server has some
+                for d in resource_tools(self):
+                    self.service.register(d, replace=True)
         definitions = conn.tool_definitions()
         names = {d.name for d in definitions}
         for stale in self._registered.get(conn.name, set()) - names:

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import anyio
 import mcp_types as types
@@ -78,6 +78,7 @@ class _Attempt:
 
 
 ToolsChanged = Callable[["ServerConnection"], None]
+_T = TypeVar("_T")
 
 
 class ServerConnection:
@@ -111,6 +112,9 @@ class ServerConnection:
         self._on_tools_changed = on_tools_changed
         self._attempt: _Attempt | None = None
         self._start_lock = anyio.Lock()
+        self._capabilities: Any = None
+        #: Resource URIs the server said changed since they were last read (subscriptions).
+        self.updated: set[str] = set()
         #: The first thing on its stdout that was not JSON-RPC (reported once), if any.
         self.noise: str | None = None
 
@@ -215,6 +219,7 @@ class ServerConnection:
                     async with client:
                         tools = await self._list_tools(client)
                         info = client.server_info
+                        self._capabilities = client.server_capabilities
                         self.server_info = f"{info.name} {info.version}" if info else ""
                         self._set_tools(tools)
                         attempt.client = client
@@ -287,6 +292,11 @@ class ServerConnection:
         async def handle(message: Any) -> None:
             if isinstance(message, types.ToolListChangedNotification):
                 attempt.refresh.set()
+            elif (
+                isinstance(message, types.ResourceUpdatedNotification)
+                and len(self.updated) < 10_000
+            ):
+                self.updated.add(str(message.params.uri))
             await anyio.lowlevel.checkpoint()
 
         return handle
@@ -389,6 +399,52 @@ class ServerConnection:
                 f"{exc.errors(include_url=False)[:3]}"
             ) from None
         return render_result(full, result)
+
+    async def request(
+        self, what: str, op: Callable[[Any], Awaitable[_T]], ctx: ToolExecCtx | None = None
+    ) -> _T:
+        """Run ``op(client)`` (a resources/prompts request) on the running server, with the
+        entry's timeout and the caller's interrupt; every failure one AgentError naming
+        ``what``."""
+        from mcp import MCPError
+
+        signal = ctx.signal if ctx is not None else None
+        outcome: list[_T] = []
+        failure: AgentError | None = None
+        cancelled = False
+        with anyio.move_on_after(self.timeout):
+            async with anyio.create_task_group() as tg:
+                if signal is not None:
+
+                    async def watch() -> None:
+                        nonlocal cancelled
+                        await signal.wait()
+                        cancelled = True
+                        tg.cancel_scope.cancel()
+
+                    tg.start_soon(watch)
+                try:  # errors kept out of the task group's exception group
+                    attempt = await self.ensure_started()
+                    outcome.append(await op(attempt.client))
+                except AgentError as exc:
+                    failure = exc
+                except MCPError as exc:
+                    said = " ".join(str(exc).split())
+                    failure = ToolFailureError(f"{what} failed: the server answered: {said[:1000]}")
+                finally:
+                    tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        if cancelled:
+            raise CancelledError(f"{what} was cancelled; the server was told to stop.")
+        if not outcome:
+            raise ToolTimeoutError(f"{what} did not answer within {self.timeout:g} s.")
+        return outcome[0]
+
+    @property
+    def capabilities(self) -> Any:
+        """The server's capabilities (None until it has started)."""
+        return self._capabilities
 
     def tool_definitions(self) -> list[ToolDefinition]:
         entry = self.config.entry
