@@ -94,8 +94,12 @@ class McpManager:
                 elif reason is not None:
                     conn.skip(reason)
             if self.service is not None:  # "server X failed (why)", not "Unknown tool"
+                from codingcode.mcp import prompts
+
                 self.service.missing = self.unavailable
                 stack.callback(setattr, self.service, "missing", None)
+                prompts.bind(self.service, self)  # /server:prompt finds its server
+                stack.callback(prompts.bind, self.service, None)
             await self.start_all()
             self._stack = stack.pop_all()
         return self

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, UserMessage
 
 mcp = MCPServer("rich", version="0.1")
 SUBSCRIBED: set[str] = set()
@@ -56,13 +57,8 @@ def review(topic: str, strict: str = "no") -> str:
 
 
 @mcp.prompt()
-def hello() -> list[types.PromptMessage]:
-    return [
-        types.PromptMessage(role="user", content=types.TextContent(type="text", text="Hi!")),
-        types.PromptMessage(
-            role="assistant", content=types.TextContent(type="text", text="Hello, how can I help?")
-        ),
-    ]
+def hello() -> list[Message]:
+    return [UserMessage("Hi!"), AssistantMessage("Hello, how can I help?")]
 
 
 if __name__ == "__main__":
