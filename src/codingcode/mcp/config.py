@@ -22,6 +22,8 @@ the server and the field. Our own optional keys (other clients ignore them):
 * ``disabled`` (bool): keep the entry but do not start the server.
 * ``sandbox`` (bool, stdio only, default false): start the server inside codingcode's OS
   sandbox, under the project's ``sandbox`` settings (so, by default, no network).
+* ``elicitation``: ``"ask"`` (default; headless runs decline), ``"accept-defaults"`` (with
+  no one to ask, accept the form filled with its schema's defaults) or ``"decline"``.
 * ``oauth`` (HTTP only): ``false`` to never log in, or an object with a pre-registered
   ``client_id`` (``client_secret``, ``callback_port``, ``scope``, ``client_metadata_url``);
   see :mod:`codingcode.mcp.oauth`.
@@ -64,6 +66,10 @@ class _Common(BaseModel):
     disabled: bool = False
     timeout_ms: int = Field(DEFAULT_TIMEOUT_MS, gt=0, le=3_600_000)
     startup_timeout_ms: int = Field(DEFAULT_STARTUP_TIMEOUT_MS, gt=0, le=600_000)
+    #: A server's questions (elicitation): ``ask`` the user (headless: decline),
+    #: ``accept-defaults`` (with no one to ask, accept the form filled with its defaults),
+    #: ``decline`` always.
+    elicitation: Literal["ask", "accept-defaults", "decline"] = "ask"
 
 
 class StdioEntry(_Common):

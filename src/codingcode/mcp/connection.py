@@ -214,6 +214,9 @@ class ServerConnection:
                         # Timeouts are ours: start-up by the watchdog, calls per call.
                         read_timeout_seconds=None,
                         message_handler=self._message_handler(attempt),
+                        elicitation_callback=self._elicit,
+                        logging_callback=self._log,
+                        list_roots_callback=self._roots,
                         client_info=types.Implementation(name="codingcode", version=__version__),
                     )
                     async with client:
@@ -260,6 +263,26 @@ class ServerConnection:
                 self.state = ServerState.STOPPED
             attempt.ready.set()
             attempt.ended.set()
+
+    # -- what the server asks of us ---------------------------------------------------------
+    async def _elicit(self, context: Any, params: Any) -> types.ElicitResult:
+        from codingcode.mcp.interaction import current
+
+        policy = self.config.entry.elicitation
+        if policy == "decline" or not isinstance(params, types.ElicitRequestFormParams):
+            return types.ElicitResult(action="decline")  # URL mode: we open no server's page
+        schema = dict(params.requested_schema)
+        return await current().elicit(self.name, params.message, schema, policy)
+
+    async def _log(self, params: types.LoggingMessageNotificationParams) -> None:
+        from codingcode.mcp.interaction import current
+
+        current().log(self.name, str(params.level), params.logger, params.data)
+
+    async def _roots(self, context: Any) -> types.ListRootsResult:
+        """The roots we announce: the project, nothing else."""
+        root = types.Root(uri=self.project.resolve().as_uri(), name=self.project.name)  # type: ignore[arg-type]
+        return types.ListRootsResult(roots=[root])
 
     def _refused(self) -> None:
         self._login_refused = True
@@ -374,7 +397,9 @@ class ServerConnection:
 
         attempt = await self.ensure_started()
         try:
-            result = await attempt.client.call_tool(tool, arguments)
+            result = await attempt.client.call_tool(
+                tool, arguments, progress_callback=self._progress(full)
+            )
         except MCPError as exc:
             if self._login_refused:  # tokens that cannot be refreshed, or more scope wanted
                 from codingcode.mcp.oauth import LoginRequiredError, login_hint
@@ -445,6 +470,14 @@ class ServerConnection:
     def capabilities(self) -> Any:
         """The server's capabilities (None until it has started)."""
         return self._capabilities
+
+    def _progress(self, full: str) -> Any:
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            from codingcode.mcp.interaction import current
+
+            current().progress(self.name, full, progress, total, message)
+
+        return report
 
     def tool_definitions(self) -> list[ToolDefinition]:
         entry = self.config.entry
