@@ -136,13 +136,19 @@ def open_transport(
     if entry.type == "sse":
         from mcp.client.sse import sse_client
 
-        return sse_client(entry.url, headers=entry.headers or None, auth=auth)
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
+        from codingcode.mcp.http_body import make_http_client
 
-    return _http_transport(
-        entry.url, entry.headers, create_mcp_http_client, streamable_http_client, auth
-    )
+        return sse_client(
+            entry.url,
+            headers=entry.headers or None,
+            auth=auth,
+            httpx_client_factory=make_http_client,
+        )
+    from mcp.client.streamable_http import streamable_http_client
+
+    from codingcode.mcp.http_body import make_http_client
+
+    return _http_transport(entry.url, entry.headers, make_http_client, streamable_http_client, auth)
 
 
 def _project_sandbox(project: Path) -> Callable[[], Launcher]:
