@@ -210,3 +210,42 @@ def test_login_to_a_stdio_server_or_unknown_name_is_refused(
     assert stdio.code == 2 and "is a stdio server" in stdio.stderr, stdio
     unknown = run_cli(["mcp", "login", "nope"], cwd=project, env=env)
     assert unknown.code == 2 and "No MCP server named 'nope'" in unknown.stderr, unknown
+
+
+def test_client_credentials_need_no_person(
+    project: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    server = OAuthServer(tmp_path, "--cc-client", "robot:s3cret")
+    try:
+        entry = {
+            "type": "http",
+            "url": server.url,
+            "oauth": {
+                "grant_type": "client_credentials",
+                "client_id": "robot",
+                "client_secret": "${ROBOT_SECRET}",
+            },
+        }
+        _configure(env, entry)
+        used = run_cli(
+            ["tool", "docs:whoami", "{}", "--mode", "bypass"],
+            cwd=project,
+            env={**env, "ROBOT_SECRET": "s3cret"},
+        )
+        assert used.code == 0, used
+        assert used.stdout.strip() == "client robot scopes ['read']"
+        assert server.events() == ["token", "cc-token"]
+        assert not (tmp_path / "browser.log").exists()  # no browser, no login
+        logout = run_cli(["mcp", "logout", "docs"], cwd=project, env={**env, "ROBOT_SECRET": "x"})
+        assert logout.code == 0, logout
+        wrong = run_cli(
+            ["tool", "docs:whoami", "{}", "--mode", "bypass"],
+            cwd=project,
+            env={**env, "ROBOT_SECRET": "nope"},
+        )
+        assert wrong.code == 1, wrong
+        assert "MCP server 'docs' failed" in wrong.stderr and "401" in wrong.stderr
+        assert "Traceback" not in wrong.stderr
+        assert len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
+    finally:
+        server.stop()

@@ -228,6 +228,13 @@ def login_command(
     if refused is not None:
         _say(f"MCP server {name!r} is {refused}.")
         raise typer.Exit(1)
+    oauth = config.entry.oauth
+    if not isinstance(oauth, bool) and oauth.grant_type == "client_credentials":
+        typer.echo(
+            f"MCP server {name!r} uses the client credentials of its entry: no browser "
+            "login is needed (tokens are fetched when a session connects)."
+        )
+        return
     # The handshake waits for the person at the browser.
     waiting = int(timeout * 1000) + config.entry.startup_timeout_ms
     config = dataclasses.replace(

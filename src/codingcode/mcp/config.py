@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from codingcode.config import Scope, Settings, SettingsError, load_settings
 
@@ -96,6 +96,29 @@ class OAuthEntry(BaseModel):
     callback_port: int | None = Field(default=None, gt=0, lt=65536)
     #: A client-ID metadata document URL (HTTPS), used when the server supports it.
     client_metadata_url: str | None = Field(default=None, pattern=r"^https://[^/]+/.+")
+    #: ``authorization_code`` (a person logs in: ``codingcode mcp login``) or
+    #: ``client_credentials`` (no person: ``client_id`` with ``client_secret``, or with
+    #: ``private_key_pem`` and ``signing_algorithm`` for a signed JWT assertion).
+    grant_type: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    private_key_pem: str | None = None
+    signing_algorithm: str = "RS256"
+    #: How the client secret is sent to the token endpoint (client credentials).
+    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post"] = (
+        "client_secret_basic"
+    )
+    #: The authorization server the client credentials belong to (its issuer URL).
+    issuer: str | None = None
+
+    @model_validator(mode="after")
+    def _grant_needs(self) -> OAuthEntry:
+        if self.grant_type == "client_credentials" and not (
+            self.client_id and (self.client_secret or self.private_key_pem)
+        ):
+            raise ValueError(
+                "grant_type client_credentials needs client_id and client_secret "
+                "(or private_key_pem)"
+            )
+        return self
 
 
 class HttpEntry(_Common):

@@ -53,12 +53,12 @@ class LoginRequiredError(ToolFailureError):
 
 
 class _QuietLoginRequired(logging.Filter):
-    """The SDK logs every failed flow with its traceback; a login nobody is there to do is
-    reported once, by us, as "needs login"."""
+    """The SDK logs every failed flow with its traceback; we report the failure once, in
+    the server's own line ("needs login", or why the flow failed)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return not isinstance(exc, LoginRequiredError)
+        return not (isinstance(exc, LoginRequiredError) or record.msg == "OAuth flow error")
 
 
 logging.getLogger("mcp.client.auth.oauth2").addFilter(_QuietLoginRequired())
@@ -353,6 +353,8 @@ def headless_provider(config: McpServerConfig, on_refused: Callable[[], None] | 
     """The OAuth provider of a session: stored tokens, refreshed when they expire; a
     server that wants a new login fails with :class:`LoginRequiredError`."""
     assert isinstance(config.entry, HttpEntry)
+    if _oauth_entry(config).grant_type == "client_credentials":
+        return client_credentials_provider(config)
     storage = FileTokenStorage(config, persist_client=False, headless=True)
     port = storage.stored_redirect_port() or _oauth_entry(config).callback_port or 1
     name = config.name
@@ -379,6 +381,50 @@ def headless_provider(config: McpServerConfig, on_refused: Callable[[], None] | 
         callback_handler=never,
         client_metadata_url=_oauth_entry(config).client_metadata_url,
     )
+
+
+def client_credentials_provider(config: McpServerConfig) -> Any:
+    """The SDK's client-credentials provider (a secret, or a JWT signed with a private
+    key): tokens without a person, fetched again when refused."""
+    import warnings
+
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
+
+    assert isinstance(config.entry, HttpEntry)
+    oauth = _oauth_entry(config)
+    assert oauth.client_id is not None
+    storage = FileTokenStorage(config, persist_client=False)
+    with warnings.catch_warnings():  # without an issuer the SDK warns (deprecated in 3.0)
+        warnings.simplefilter("ignore")
+        if oauth.private_key_pem:
+            signer = SignedJWTParameters(
+                issuer=oauth.client_id,
+                subject=oauth.client_id,
+                signing_key=oauth.private_key_pem,
+                signing_algorithm=oauth.signing_algorithm,
+            )
+            return PrivateKeyJWTOAuthProvider(
+                config.entry.url,
+                storage,
+                oauth.client_id,
+                signer.create_assertion_provider(),
+                scope=oauth.scope,
+                issuer=oauth.issuer,
+            )
+        assert oauth.client_secret is not None
+        return ClientCredentialsOAuthProvider(
+            config.entry.url,
+            storage,
+            oauth.client_id,
+            oauth.client_secret,
+            token_endpoint_auth_method=oauth.token_endpoint_auth_method,
+            scope=oauth.scope,
+            issuer=oauth.issuer,
+        )
 
 
 def open_browser(url: str) -> None:

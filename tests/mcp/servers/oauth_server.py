@@ -17,11 +17,13 @@ registration stays on. The tool ``write_note`` needs the scope ``write`` beyond 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import secrets
 import sys
 import time
 from typing import Any
+from urllib.parse import parse_qs, unquote
 
 import uvicorn
 from mcp.server.auth.provider import (
@@ -41,6 +43,9 @@ args.add_argument("log")
 args.add_argument("--expires-in", type=int, default=3600)
 args.add_argument("--client", default=None)
 args.add_argument("--callback-port", type=int, default=0)
+args.add_argument(
+    "--cc-client", default=None, help="ID:SECRET allowed the client_credentials grant"
+)
 opts = args.parse_args()
 BASE = f"http://127.0.0.1:{opts.port}"
 
@@ -191,7 +196,13 @@ def step_up(inner: Any) -> Any:
     """403 insufficient_scope for write_note without the 'write' scope."""
 
     async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != "/mcp":
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await inner(scope, receive, send)
+            return
+        if scope["path"] == "/token":
+            await token_endpoint(scope, receive, send)
+            return
+        if scope["path"] != "/mcp":
             await inner(scope, receive, send)
             return
         chunks = []
@@ -239,6 +250,55 @@ def step_up(inner: Any) -> Any:
         await inner(scope, replay, send)
 
     return asgi
+
+
+async def _body(receive: Any) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+async def token_endpoint(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """The SDK's token endpoint, plus the client_credentials grant (which it lacks)."""
+    body = await _body(receive)
+    form = {k: v[0] for k, v in parse_qs(body.decode()).items()}
+    if form.get("grant_type") != "client_credentials":
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await app(scope, replay, send)
+        return
+    header = dict(scope["headers"]).get(b"authorization", b"").decode()
+    if header.startswith("Basic "):
+        pair = base64.b64decode(header[6:]).decode()
+        client_id, _, secret = (unquote(p) for p in pair.partition(":"))
+    else:
+        client_id, secret = form.get("client_id", ""), form.get("client_secret", "")
+    if opts.cc_client is None or f"{client_id}:{secret}" != opts.cc_client:
+        status, answer = 401, {"error": "invalid_client"}
+        log("cc-refused", client_id=client_id)
+    else:
+        issued = provider._issue(client_id, (form.get("scope") or "read").split(), None)
+        status, answer = 200, issued.model_dump(exclude_none=True)
+        log("cc-token", client_id=client_id)
+    payload = json.dumps(answer).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": payload})
 
 
 print(f"listening on {BASE}/mcp", file=sys.stderr, flush=True)
