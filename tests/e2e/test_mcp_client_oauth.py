@@ -249,3 +249,25 @@ def test_client_credentials_need_no_person(
         assert len(wrong.stderr.strip().splitlines()) == 1, wrong.stderr
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("tamper", "State parameter mismatch"),
+        ("deny", "refused the login: access_denied: the user said no"),
+    ],
+)
+def test_a_forged_or_refused_callback_gets_no_tokens(
+    project: Path, env: dict[str, str], server: OAuthServer, mode: str, said: str
+) -> None:
+    _configure(env, {"type": "http", "url": server.url})
+    login = run_cli(
+        ["mcp", "login", "docs", "--timeout", "60"], cwd=project, env={**env, "FOLLOW_MODE": mode}
+    )
+    assert login.code == 1, login
+    assert "Login to 'docs' failed" in login.stderr and said in login.stderr
+    assert "Traceback" not in login.stderr
+    assert "token" not in server.events()  # the code was never exchanged
+    held = [json.loads(p.read_text()) for p in _token_files(env)]
+    assert all("tokens" not in h for h in held)

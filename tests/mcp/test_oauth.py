@@ -108,3 +108,15 @@ def test_who_uses_oauth() -> None:
     assert uses_oauth(_config())  # type: ignore[arg-type]
     assert not uses_oauth(_config(oauth=False))  # type: ignore[arg-type]
     assert not uses_oauth(_config(headers={"authorization": "Bearer x"}))  # type: ignore[arg-type]
+
+
+async def test_only_a_web_page_is_opened(state: Path) -> None:
+    from codingcode.mcp.oauth import LoginRequiredError, login_provider
+
+    opened: list[str] = []
+    async with login_provider(_config(), browse=opened.append) as provider:  # type: ignore[arg-type]
+        for url in ("file:///etc/passwd", "javascript:alert(1)", "-nosandbox", "http:///x"):
+            with pytest.raises(LoginRequiredError, match="not a web page"):
+                await provider.context.redirect_handler(url)
+        await provider.context.redirect_handler("https://as.example/authorize?x=1")
+    assert opened == ["https://as.example/authorize?x=1"]

@@ -471,6 +471,11 @@ async def login_provider(
         storage._write(tokens=None, expires_at=None)
 
         async def redirect(url: str) -> None:
+            # The address comes from the server's metadata: only a web page is opened.
+            if urlsplit(url).scheme not in ("https", "http") or not urlsplit(url).netloc:
+                raise LoginRequiredError(
+                    f"The authorization server's login address is not a web page: {url[:200]!r}."
+                )
             await anyio.to_thread.run_sync(browse, url)
 
         async def wait_callback() -> AuthorizationCodeResult:
