@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, Protocol, TypeVar
 
 import anyio
 import mcp_types as types
@@ -78,6 +78,15 @@ class _Attempt:
 
 
 ToolsChanged = Callable[["ServerConnection"], None]
+
+
+class ServerSet(Protocol):
+    """The servers of one session by name (what :class:`~codingcode.mcp.client.McpManager`
+    offers the resources and prompts modules, which it imports)."""
+
+    servers: dict[str, ServerConnection]
+
+
 _T = TypeVar("_T")
 
 

@@ -15,25 +15,24 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 
 from codingcode.errors import AgentError, InvalidArgumentsError
-from codingcode.mcp.connection import MAX_PAGES, ServerConnection, ServerState
+from codingcode.mcp.connection import MAX_PAGES, ServerConnection, ServerSet, ServerState
 from codingcode.mcp.results import cap_text
 
 if TYPE_CHECKING:
-    from codingcode.mcp.client import McpManager
     from codingcode.tools.service import ToolService
 
 #: The manager whose servers' tools a ToolService holds (set while the manager runs).
-_MANAGERS: weakref.WeakKeyDictionary[ToolService, McpManager] = weakref.WeakKeyDictionary()
+_MANAGERS: weakref.WeakKeyDictionary[ToolService, ServerSet] = weakref.WeakKeyDictionary()
 
 
-def bind(service: ToolService, manager: McpManager | None) -> None:
+def bind(service: ToolService, manager: ServerSet | None) -> None:
     if manager is None:
         _MANAGERS.pop(service, None)
     else:
         _MANAGERS[service] = manager
 
 
-def manager_of(service: ToolService) -> McpManager | None:
+def manager_of(service: ToolService) -> ServerSet | None:
     return _MANAGERS.get(service)
 
 

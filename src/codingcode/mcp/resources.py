@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import re
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mcp_types as types
 from pydantic import BaseModel, Field
 
 from codingcode.errors import InvalidArgumentsError
-from codingcode.mcp.connection import MAX_PAGES, ServerConnection, ServerState
+from codingcode.mcp.connection import MAX_PAGES, ServerConnection, ServerSet, ServerState
 from codingcode.mcp.results import cap_text
 from codingcode.tools.definition import (
     Effect,
@@ -33,12 +33,8 @@ from codingcode.tools.definition import (
     ToolOrigin,
 )
 
-if TYPE_CHECKING:
-    from codingcode.mcp.client import McpManager
-
 LIST_TOOL = "mcp_list_resources"
 READ_TOOL = "mcp_read_resource"
-#: Lines of a resource listing before it is cut (the whole is spilled like a big result).
 _MENTION = re.compile(r"(?:(?<=\s)|^)@([A-Za-z0-9_.-]+):(\S+)")
 
 
@@ -104,7 +100,7 @@ class ReadArgs(BaseModel):
     )
 
 
-def resource_tools(manager: McpManager) -> list[ToolDefinition]:
+def resource_tools(manager: ServerSet) -> list[ToolDefinition]:
     """The two deferred tools over ``manager``'s servers."""
 
     def server(name: str) -> ServerConnection:
