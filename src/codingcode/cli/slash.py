@@ -102,6 +102,14 @@ class SlashHandler:
         name = ALIASES.get(name, name)
         arg = arg.strip()
         handler: Callable[[str], Any] | None = getattr(self, "cmd_" + name[1:], None)
+        if name not in COMMANDS and ":" in name:  # an MCP server's prompt: /server:prompt ARGS
+            from codingcode.mcp.prompts import prompt_command
+
+            try:
+                return Result(prompt=await prompt_command(self.session.service, name[1:], arg))
+            except AgentError as exc:
+                self.console.print(f"[yellow]{escape(name)}:[/] {escape(exc.message)}")
+                return Result()
         if name not in COMMANDS or handler is None:
             close = difflib.get_close_matches(name, list(COMMANDS), n=1)
             hint = f" Did you mean {close[0]}?" if close else ""
@@ -318,6 +326,13 @@ class SlashHandler:
                 self.console.print(f"[yellow]@{target} not attached:[/] {exc.message}")
                 continue
             blocks.append(f'<file path="{target}">\n{content}\n</file>')
+        from codingcode.mcp.resources import attach_resources  # @server:uri mentions
+
+        blocks += await attach_resources(
+            session,
+            text,
+            lambda line: self.console.print(line, markup=False, emoji=False, highlight=False),
+        )
         if not blocks:
             return text
         return text + "\n\nAttached files:\n" + "\n".join(blocks)

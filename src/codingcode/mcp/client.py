@@ -43,6 +43,9 @@ __all__ = [
 ]
 
 
+_NOT_RUNNING = (ServerState.SKIPPED, ServerState.FAILED, ServerState.NEEDS_LOGIN)
+
+
 class McpManager:
     """The configured servers of one session, their tools kept registered in a ToolService.
 
@@ -94,6 +97,13 @@ class McpManager:
                     conn.skip("disabled in its configuration")
                 elif reason is not None:
                     conn.skip(reason)
+            if self.service is not None:  # "server X failed (why)", not "Unknown tool"
+                from codingcode.mcp import prompts
+
+                self.service.missing = self.unavailable
+                stack.callback(setattr, self.service, "missing", None)
+                prompts.bind(self.service, self)  # /server:prompt finds its server
+                stack.callback(prompts.bind, self.service, None)
             await self.start_all()
             self._stack = stack.pop_all()
         return self
@@ -121,6 +131,13 @@ class McpManager:
     def _register(self, conn: ServerConnection) -> None:
         if self.service is None:
             return
+        caps = conn.capabilities
+        if caps is not None and caps.resources is not None:
+            from codingcode.mcp.resources import READ_TOOL, resource_tools
+
+            if READ_TOOL not in self.service:  # the resource tools, once any server has some
+                for d in resource_tools(self):
+                    self.service.register(d, replace=True)
         definitions = conn.tool_definitions()
         names = {d.name for d in definitions}
         for stale in self._registered.get(conn.name, set()) - names:
@@ -140,7 +157,7 @@ class McpManager:
         """
         server, sep, _ = tool_name.partition(":")
         conn = self.servers.get(server) if sep else None
-        if conn is None or conn.state not in (ServerState.SKIPPED, ServerState.FAILED):
+        if conn is None or conn.state not in _NOT_RUNNING:
             return None
         if self.service is not None and tool_name in self.service:
             return None  # imported before it failed: calling it restarts the server
@@ -150,15 +167,20 @@ class McpManager:
         )
 
     def failed(self) -> list[ServerConnection]:
-        """The servers that failed to start or stopped with an error (not the skipped)."""
-        return [c for c in self.servers.values() if c.state is ServerState.FAILED]
+        """The servers that failed to start, stopped with an error or need a login (not
+        the skipped)."""
+        return [
+            c
+            for c in self.servers.values()
+            if c.state in (ServerState.FAILED, ServerState.NEEDS_LOGIN)
+        ]
 
     def notes(self) -> list[str]:
         """One line per server that is not running (skipped or failed), for the user."""
         return [
             f"MCP server {conn.name!r} {conn.state.value}: {conn.error}"
             for conn in self.servers.values()
-            if conn.state in (ServerState.SKIPPED, ServerState.FAILED)
+            if conn.state in _NOT_RUNNING
         ]
 
 
