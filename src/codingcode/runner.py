@@ -135,6 +135,12 @@ class ToolRunner:
 
         # Record: the call's outcome (ran, failed, cancelled, denied) joins its layer records.
         call = self._call(name, definition, model, ctx, uuid.uuid4().hex)
+        if ctx.state.limits:  # an active skill's or command's allowed-tools (issue 17)
+            from codingcode.skills.limits import check_limits
+
+            refused = check_limits(ctx.state.limits, call)
+            if refused is not None:
+                raise DeniedError(refused)
         reports_exit = "runs" in (definition.effects or ())
         try:
             with CallTracker(self.audit, call, reports_exit) as track:
