@@ -95,3 +95,89 @@ def test_untrusted_project_skills_stay_out_with_one_line(
     result = run(["run", "hello"], project, env)
     assert "broken/SKILL.md has no front matter" in result.stderr
     assert "- evil: Writes CHANGELOG" in system_text(fake.bodies()[-1])
+
+
+COMMAND = """---
+description: Review a file with a focus
+argument-hint: FILE FOCUS
+allowed-tools: Read, Bash(echo:*), Bash(git status:*)
+---
+Review @$1 with a focus on $2.
+Marker: !`echo bang-$2-output`
+Blocked: !`touch made-by-bang.txt`
+All: $ARGUMENTS
+"""
+
+
+def test_a_custom_command_runs_headless(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    commands = project / ".claude" / "commands" / "team"
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text(COMMAND)
+    (project / "app.py").write_text("print('APP-CONTENT')\n")
+    env = env_for(fake, "openai", tmp_path)
+    assert run(["trust"], project, env).returncode == 0
+    fake.script = [
+        Step(tool_calls=[("write_file", {"path": "w.txt", "content": "x"})]),
+        Step(text="Looks fine."),
+    ]
+    result = run(["run", "/review", "app.py", "security", "--mode", "bypass"], project, env)
+    assert result.returncode == 3, result.stderr  # answered after the write was refused
+    prompt = fake.bodies()[0]["messages"][-1]["content"]
+    assert "Review @app.py with a focus on security." in prompt
+    assert "Marker: bang-security-output" in prompt  # the ! command ran, its output in place
+    assert "APP-CONTENT" in prompt  # @app.py attached
+    assert "All: app.py security" in prompt
+    # `touch` is outside the command's allowed-tools: not run, said once, the prompt says so.
+    assert "did not run" in result.stderr and not (project / "made-by-bang.txt").exists()
+    assert "Blocked: (not run:" in prompt
+    # The limit holds for the model's calls of this prompt too, in bypass mode.
+    refused, _ = tool_results(fake.bodies()[1])[-1]
+    assert "outside the tools the command /review allows" in refused
+    assert not (project / "w.txt").exists()
+
+
+def test_bang_lines_go_through_the_approval_pipeline(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    commands = project / ".codingcode" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "make.md").write_text("Made: !`touch made.txt`\nList: !`ls`\n")
+    env = env_for(fake, "anthropic", tmp_path)
+    assert run(["trust"], project, env).returncode == 0
+    fake.script = [Step(text="ok")]
+    result = run(["run", "/make"], project, env)  # default mode, headless: asks are denied
+    assert result.returncode == 0, result.stderr
+    assert not (project / "made.txt").exists()
+    assert "/make: !`touch made.txt` did not run" in result.stderr
+    prompt = json.dumps(fake.bodies()[0]["messages"][-1])
+    assert "made.txt" in prompt and "(not run:" in prompt
+    assert "make.md" not in prompt or "List:" in prompt  # ls is read-only: it ran
+    fake.script = [Step(text="ok")]
+    result = run(["run", "/make", "--allowed-tools", "execute_command(touch *)"], project, env)
+    assert result.returncode == 0, result.stderr
+    assert (project / "made.txt").exists()  # the user's rule allowed it
+
+
+def test_unknown_and_untrusted_commands(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    commands = project / ".codingcode" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "deploy.md").write_text("Deploy now.\n")
+    env = env_for(fake, "openai", tmp_path)
+    result = run(["run", "/deploy"], project, env)
+    assert result.returncode == 2
+    assert "Unknown command /deploy" in result.stderr
+    assert "1 project command (/deploy) not loaded until you trust" in result.stderr
+    assert not fake.bodies()  # nothing was sent
+    assert run(["trust"], project, env).returncode == 0
+    result = run(["run", "/deplyo"], project, env)
+    assert result.returncode == 2 and "Did you mean /deploy?" in result.stderr
+    fake.script = [Step(text="Deployed.")]
+    result = run(["run", "/deploy"], project, env)
+    assert result.returncode == 0 and result.stdout.strip() == "Deployed."
+    # A path is a prompt, not a command.
+    fake.script = [Step(text="ok")]
+    assert run(["run", "/usr/bin/env is broken"], project, env).returncode == 0

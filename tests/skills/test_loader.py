@@ -92,7 +92,7 @@ def test_project_skills_need_trust_and_again_after_a_change(project: Path) -> No
     found = load_skills(project)
     assert list(found.skills) == ["mine"]  # the user's own always load
     assert found.notes == [
-        "note: 1 project skill (evil) not loaded until you trust this project (`codingcode trust`)."
+        "1 project skill (evil) not loaded until you trust this project (`codingcode trust`)."
     ]
     TrustStore().trust(project)
     assert sorted(load_skills(project).skills) == ["evil", "mine"]

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from codingcode.agent.transcript import AgentEvent, ToolCall
     from codingcode.approval.confirm import Confirmer
     from codingcode.approval.rules import Rule
+    from codingcode.commands.invoke import Invocation
 
 #: How ``codingcode run`` ends (README, "Headless mode").
 EXIT_OK = 0
@@ -353,6 +354,7 @@ def run_headless(
     append_system_prompt: Sequence[str] = (),
     allowed_tools: Sequence[str] = (),
     disallowed_tools: Sequence[str] = (),
+    command: Invocation | None = None,
 ) -> int:
     import anyio
 
@@ -366,7 +368,7 @@ def run_headless(
 
         async with cli_session(
             project,
-            model,
+            model or (command.model if command is not None else None),
             mode,
             reporter,
             notify,
@@ -379,8 +381,13 @@ def run_headless(
             reporter.root = session.session_id
             if output_format == "stream-json":
                 reporter.emit(init_record(session, resumed=resume is not None))
+            sent = prompt
+            if command is not None:  # a custom command: its ! lines and @ files, its limit
+                for line in command.notes:
+                    notify(line)
+                sent = (await command.prepare(session, notify)).text
             try:
-                outcome = await run_with_sigint(session, prompt)
+                outcome = await run_with_sigint(session, sent)
             except ModelError as exc:
                 if output_format == "text":
                     raise
@@ -519,7 +526,13 @@ ResumeOption = Annotated[
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_command(
-        prompt: Annotated[str, typer.Argument(help="The task for the agent, or - to read stdin.")],
+        prompt: Annotated[
+            list[str],
+            typer.Argument(
+                help="The task for the agent (or /COMMAND ARGS, a custom command), or - to "
+                "read stdin."
+            ),
+        ],
         project: ProjectOption = None,
         mode: ModeOption = None,
         model: ModelOption = None,
@@ -585,10 +598,13 @@ def register(app: typer.Typer) -> None:
             )
         # Bytes that are not UTF-8 (argv, stdin) arrive as lone surrogates; the model's wire
         # format needs valid text.
-        text = safe_text(sys.stdin.read() if prompt == "-" else prompt)
+        text = safe_text(sys.stdin.read() if prompt == ["-"] else " ".join(prompt))
         if not text.strip():
             fail("PROMPT is empty.")
         root = project_dir(project)
+        from codingcode.commands.invoke import find_invocation
+
+        command = find_invocation(root, text)  # `codingcode run /name ARGS` (issue 17)
         loaded = load_for_run(root, continue_=continue_, resume=resume, fork=fork)
         code = run_headless(
             text,
@@ -602,5 +618,6 @@ def register(app: typer.Typer) -> None:
             append_system_prompt=append_system_prompt or (),
             allowed_tools=allowed_tools or (),
             disallowed_tools=disallowed_tools or (),
+            command=command,
         )
         raise typer.Exit(code)

@@ -177,7 +177,7 @@ def load_skills(
             f" and {len(untrusted) - 5} more" if len(untrusted) > 5 else ""
         )
         result.notes.append(
-            f"note: {len(untrusted)} project skill{'s' if len(untrusted) != 1 else ''} "
+            f"{len(untrusted)} project skill{'s' if len(untrusted) != 1 else ''} "
             f"({shown}) not loaded until you trust this project (`codingcode trust`)."
         )
     return result
