@@ -225,3 +225,26 @@ async def test_profile_model_and_cancellation(
     cancelled = tool_results(fake.bodies()[2])
     assert "cancelled" in cancelled[-1][0]
     await session.aclose()
+
+
+async def test_a_session_grant_holds_for_its_sub_agents(
+    project: Path, fake: FakeModelServer, model_env: str
+) -> None:
+    from codingcode.approval.confirm import Answer, ScriptedConfirmer
+
+    touch = ("execute_command", {"command": "touch made.txt"})
+    fake.script = [
+        Step(tool_calls=[touch]),  # main session: asked once, "for this session"
+        Step(tool_calls=[("dispatch_agent", {"agent": "general", "prompt": "do it again"})]),
+        Step(tool_calls=[touch]),  # the general sub-agent: the grant holds, nobody is asked
+        Step(text="done"),
+        Step(text="all done"),
+    ]
+    confirmer = ScriptedConfirmer([Answer.SESSION])
+    session = open_session(project, model=parse_model(model_env, source="t"), confirmer=confirmer)
+    outcome = await session.send("go")
+    assert outcome.ok, outcome.text
+    assert len(confirmer.requests) == 1
+    assert (project / "made.txt").exists()
+    results = [r for body in fake.bodies() for r in tool_results(body)]
+    assert not any("denied" in str(r).lower() for r in results)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from codingcode.approval.capabilities import capabilities_for, deny_rule_masks
-from codingcode.approval.confirm import ScriptedConfirmer
+from codingcode.approval.confirm import ScriptedConfirmer, question_text
 from codingcode.approval.pipeline import ToolCall
 from codingcode.approval.rules import Rule
 from codingcode.errors import DeniedError
@@ -90,6 +90,18 @@ def test_a_refused_call_carries_no_capabilities(envproject: Path) -> None:
     runner = build_runner(envproject, audit=False, confirmer=ScriptedConfirmer(["deny"]))
     with pytest.raises(DeniedError):
         anyio.run(runner.run, "execute_command", {"command": "cat .env"})
+
+
+def test_the_question_carries_what_a_yes_would_let_the_call_see(envproject: Path) -> None:
+    import anyio
+
+    confirmer = ScriptedConfirmer(["deny"])
+    runner = build_runner(envproject, audit=False, confirmer=confirmer)
+    with pytest.raises(DeniedError):
+        anyio.run(runner.run, "execute_command", {"command": "cat .env"})
+    (request,) = confirmer.requests
+    assert request.capabilities.read_paths == {envproject / ".env"}
+    assert "the sandbox lets it: read" in question_text(request)
 
 
 # -- ground truth: the real runner, the real sandbox ---------------------------------------------

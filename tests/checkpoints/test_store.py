@@ -315,3 +315,18 @@ def test_prune_by_size_keeps_the_newest(project: Path, store: CheckpointStore) -
     remaining = [c.id for c in store.checkpoints()]
     assert dropped >= 1 and remaining[-1] == ids[-1]
     assert store.size_bytes() < big
+
+
+def test_the_first_checkpoint_packs_its_blobs_and_diffs_still_show_text(
+    project: Path, store: CheckpointStore
+) -> None:
+    for i in range(300):
+        (project / f"m{i}.py").write_text(f"value = {i}\n")
+    first = store.checkpoint(session="s", turn=1, tool="edit_file", summary="")
+    objects = store.git.git_dir / "objects"
+    loose = [p for p in objects.glob("??/*")]
+    packs = list((objects / "pack").glob("*.pack"))
+    assert len(packs) == 1 and len(loose) < 10  # the tree/commit may be loose; blobs are not
+    (project / "m7.py").write_text("value = 'seven'\n")
+    text = store.diff_text(first.id)
+    assert "-value = 7" in text and "+value = 'seven'" in text

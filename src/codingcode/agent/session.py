@@ -630,8 +630,11 @@ class AgentSession:
             spill_dir=self.spill_dir,
             extra_rules=self.extra_rules,
         )
-        # A sub-agent's tokens count in the session's totals (and its cost).
+        # A sub-agent's tokens count in the session's totals (and its cost), and what the
+        # user granted "for this session" holds for it too (both ways: one session).
         child.usage = self.usage
+        if child.runner.pipeline is not None and self.runner.pipeline is not None:
+            child.runner.pipeline.session_grants = self.runner.pipeline.session_grants
         return child
 
 

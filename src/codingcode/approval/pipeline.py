@@ -166,6 +166,14 @@ SESSION = "SessionGrant"
 EXIT_PLAN_MODE = "exit_plan_mode"
 
 
+@dataclass
+class SessionGrants:
+    """The rules granted "for this session" and the engine that matches them."""
+
+    rules: list[str] = field(default_factory=list)
+    engine: Any = None
+
+
 class ApprovalPipeline:
     """Decides every call: rules → read-only whitelist → mode → hooks → user (→ audit).
 
@@ -201,9 +209,9 @@ class ApprovalPipeline:
         #: Set by the runner once the sandbox is known, when the settings turn on
         #: ``approvals.autoAllowSandboxed``.
         self.contained = contained
-        #: Rules granted "for this session": gone when the pipeline (the session) ends.
-        self.session_rules: list[str] = []
-        self._session_engine: Any = None
+        #: Rules granted "for this session": gone when the session ends. A sub-agent's
+        #: pipeline shares its parent's (one session, one set of grants).
+        self.session_grants = SessionGrants()
         #: Makes the engine for the session rules (set by build_pipeline).
         self.make_engine: Callable[[list[str]], Any] | None = None
         #: Set by the runner when PermissionRequest hooks exist; never asked about a call a
@@ -242,8 +250,8 @@ class ApprovalPipeline:
 
         # Rules the user granted for this session (after the saved rules: a deny or ask
         # rule stands; never for a call a rule asked about).
-        if sticky is None and self._session_engine is not None:
-            granted = self._session_engine.evaluate_user(call)
+        if sticky is None and self.session_grants.engine is not None:
+            granted = self.session_grants.engine.evaluate_user(call)
             if granted is not None and granted.action == "allow":
                 r = note(
                     LayerResult(
@@ -348,6 +356,8 @@ class ApprovalPipeline:
             suggestion,
             rule=asked.rule,
             preset=preset,
+            # What the sandbox will let it do if the answer is yes, shown with the question.
+            capabilities=capabilities_for(replace(call, args=args)),
         )
         reply = as_reply(await self.confirmer.confirm(request))
         return done(*self._answered(call, reply, suggestion, preset), args)
@@ -391,9 +401,14 @@ class ApprovalPipeline:
         """Allow what ``rule`` matches until this pipeline (the session) ends."""
         if self.make_engine is None:
             raise ValueError("this pipeline cannot hold session grants")
-        engine = self.make_engine([*self.session_rules, rule])  # raises on a bad rule
-        self.session_rules.append(rule)
-        self._session_engine = engine
+        grants = self.session_grants
+        engine = self.make_engine([*grants.rules, rule])  # raises on a bad rule
+        grants.rules.append(rule)
+        grants.engine = engine
+
+    @property
+    def session_rules(self) -> list[str]:
+        return self.session_grants.rules
 
     def _suggest(self, call: ToolCall) -> str | None:
         return self.suggest(call) if self.suggest is not None else None

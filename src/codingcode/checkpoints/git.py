@@ -105,6 +105,45 @@ class ShadowGit:
             raise CheckpointError(f"git {args[0]} failed in the checkpoint store: {detail}")
         return done
 
+    def listings(self, *commands: tuple[str, ...]) -> list[bytes]:
+        """Run read-only git commands side by side (each walks the tree) and return their
+        outputs, in order. A failure of any is a `CheckpointError`."""
+        argv0 = ["git", *_config_args(self.work_tree)]
+        procs: list[subprocess.Popen[bytes]] = []
+        try:
+            for args in commands:
+                procs.append(
+                    subprocess.Popen(
+                        [*argv0, *args],
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        cwd=self.work_tree,
+                        env=self.env(),
+                    )
+                )
+            outputs: list[bytes] = []
+            for args, proc in zip(commands, procs, strict=True):
+                out, err = proc.communicate(timeout=GIT_TIMEOUT_S)
+                if proc.returncode != 0:
+                    lines = err.decode(errors="replace").strip().splitlines()
+                    detail = lines[-1] if lines else f"exit code {proc.returncode}"
+                    raise CheckpointError(f"git {args[0]} failed in the checkpoint store: {detail}")
+                outputs.append(out)
+            return outputs
+        except FileNotFoundError:
+            raise CheckpointError("git is not installed; checkpoints need it.") from None
+        except subprocess.TimeoutExpired:
+            raise CheckpointError(
+                f"git ls-files took longer than {GIT_TIMEOUT_S:.0f} s in the checkpoint store."
+            ) from None
+        except OSError as exc:
+            raise CheckpointError(f"cannot run git for checkpoints: {exc.strerror}.") from None
+        finally:
+            for proc in procs:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+
     def out(self, *args: str, input: bytes | None = None) -> str:
         return self.run(*args, input=input).stdout.decode(errors="surrogateescape").strip()
 

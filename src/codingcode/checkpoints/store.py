@@ -148,6 +148,7 @@ class CheckpointStore:
         self.corrupt_lines = 0
         self._found: dict[str, Checkpoint] = {}
         self._offset = 0
+        self._tree_cache: tuple[tuple[int, ...], str] | None = None
 
     # -- locking and set-up -------------------------------------------------------------
     @contextlib.contextmanager
@@ -305,10 +306,16 @@ class CheckpointStore:
     def _snapshot(self) -> tuple[str, dict[str, BigFile]]:
         """Bring the index up to date with the project and write its tree."""
         fresh = not self.git.index.exists()
-        listing = self.git.run(
-            "ls-files", "-z", "--others", "--modified", "--deleted", "--exclude-standard"
-        ).stdout
-        paths = list(dict.fromkeys(p for p in listing.split(b"\0") if p))
+        if fresh:
+            # Nothing is in the index yet: only the untracked walk is needed.
+            listed = self.git.listings(("ls-files", "-z", "--others", "--exclude-standard"))
+        else:
+            # The untracked walk and the index's stat check run side by side.
+            listed = self.git.listings(
+                ("ls-files", "-z", "--others", "--exclude-standard"),
+                ("ls-files", "-z", "--modified", "--deleted"),
+            )
+        paths = list(dict.fromkeys(p for out in listed for p in out.split(b"\0") if p))
         if fresh and len(paths) > self.max_files:
             raise CheckpointError(
                 f"the project has more than {self.max_files:,} files to checkpoint "
@@ -345,8 +352,12 @@ class CheckpointStore:
             fresh = done.returncode != 0  # a file became a directory or the like
         if fresh:
             # The whole tree at once (git's own parallel add), the big files left out.
+            # A tiny core.bigFileThreshold streams every blob into one pack instead of
+            # thousands of loose object files (the same bytes, far fewer file creations);
+            # it is given to this command only, so diffs still see text as text.
             specs = [b".", *(b":(top,literal,exclude)" + raw for raw in too_big)]
             self.git.run(
+                "-c", "core.bigFileThreshold=1",
                 "add", "-A", "--ignore-errors", "--pathspec-from-file=-", "--pathspec-file-nul",
                 input=b"\0".join(specs), check=False,
             )  # fmt: skip
@@ -354,8 +365,21 @@ class CheckpointStore:
             self.git.run(
                 "update-index", "--force-remove", "-z", "--stdin", input=b"\0".join(too_big)
             )
-        tree = self.git.out("write-tree")
+        tree = self._write_tree()
         return tree, big
+
+    def _write_tree(self) -> str:
+        """The index's tree; an index unchanged since the last call gives the same tree."""
+        try:
+            st = os.stat(self.git.index)
+            key: tuple[int, ...] | None = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        except OSError:
+            key = None
+        if key is not None and self._tree_cache is not None and self._tree_cache[0] == key:
+            return self._tree_cache[1]
+        tree = self.git.out("write-tree")
+        self._tree_cache = (key, tree) if key is not None else None
+        return tree
 
     def snapshot_tree(self) -> str:
         """The tree of the project as it is now (no checkpoint recorded)."""
