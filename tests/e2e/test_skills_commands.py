@@ -4,6 +4,7 @@ against the scripted model, with files in the shapes Claude Code users already w
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -181,3 +182,32 @@ def test_unknown_and_untrusted_commands(
     # A path is a prompt, not a command.
     fake.script = [Step(text="ok")]
     assert run(["run", "/usr/bin/env is broken"], project, env).returncode == 0
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_a_custom_command_in_the_app(project: Path, fake: FakeModelServer, tmp_path: Path) -> None:
+    from tests.e2e.test_agent_tui import start_app, wait_exit
+
+    commands = tmp_path / "cfg" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "greet.md").write_text(
+        "---\ndescription: Greet someone\nargument-hint: NAME\n---\n"
+        "Say hello to $1. Marker: !`echo BANG-$1-OK`\n"
+    )
+    fake.script = [Step(text="Hello, Ada!")]
+    exit_file = tmp_path / "exit"
+    term = start_app(fake, project, tmp_path, exit_file)
+    try:
+        term.wait_prompt()
+        term.send("/help", "Enter")
+        term.wait_text("/greet NAME — Greet someone")
+        term.wait_prompt()
+        term.send("/greet Ada", "Enter")
+        term.wait_text("Hello, Ada!")
+        term.wait_prompt()
+        prompt = fake.bodies()[0]["messages"][-1]["content"]
+        assert "Say hello to Ada. Marker: BANG-Ada-OK" in prompt
+        term.send("/exit", "Enter")
+        assert wait_exit(term, exit_file) == "0"
+    finally:
+        term.close()

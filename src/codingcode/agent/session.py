@@ -389,6 +389,7 @@ class AgentSession:
             prompt, blocked = await before_prompt(self, hooks, prompt)
             if blocked is not None:
                 self._signal = None
+                self.state.limits.clear()  # a command's limit ends with its prompt
                 return Outcome(blocked, "blocked", 0, usage)
         # Where this prompt starts: the model turn before it and the history length (/rewind).
         self.prompt_marks.append((self.turn, len(self.history)))

@@ -490,6 +490,9 @@ async def _prompt_loop(
                 view.finish()
                 console.print(f"[red]error:[/] {exc.message}")
                 continue
+            finally:
+                if handled.after is not None:  # a custom command's model is switched back
+                    handled.after()
             view.finish()
             if outcome.status == "cancelled":
                 console.print("[yellow]Cancelled.[/] The session goes on.")
