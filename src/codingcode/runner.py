@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import BaseModel
 
-from codingcode.errors import AgentError, DeniedError
+from codingcode.errors import AgentError, DeniedError, ErrorKind
 from codingcode.tools.definition import ToolDefinition, ToolExecCtx
 from codingcode.tools.service import ToolService, validate_arguments
 
@@ -156,7 +156,17 @@ class ToolRunner:
                 model = validate_arguments(definition, decision.args)
                 ctx = replace(ctx, capabilities=decision.capabilities)
                 track.started()
-                result = await self._execute(definition, model, ctx, on_checkpoint)
+                try:
+                    result = await self._execute(definition, model, ctx, on_checkpoint)
+                except AgentError as failed:
+                    if self.lifecycle is not None and failed.kind is not ErrorKind.CANCELLED:
+                        # PostToolUse hooks see failed calls too (issue 17), marked is_error.
+                        from codingcode.approval.lifecycle import post_tool_use_failed
+
+                        failed.message = await post_tool_use_failed(
+                            self.lifecycle, replace(call, args=decision.args), failed.message
+                        )
+                    raise
                 track.finished(result)
             if self.lifecycle is not None:
                 from codingcode.approval.lifecycle import post_tool_use

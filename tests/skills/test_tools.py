@@ -11,8 +11,8 @@ from codingcode.errors import DeniedError
 from codingcode.runner import build_runner
 from codingcode.skills.install import install_skills
 from codingcode.skills.loader import Skill
-from codingcode.skills.tool_names import translate_entry
 from codingcode.skills.tools import MAX_PROMPT_SKILLS, skill_tool, skills_prompt
+from codingcode.tools.claude_names import translate_entry
 from codingcode.tools.definition import SessionState
 from codingcode.tools.resolver import create_session_tool_resolver
 from codingcode.tools.service import ToolService

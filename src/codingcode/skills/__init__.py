@@ -3,7 +3,7 @@
 :mod:`~codingcode.skills.loader` finds and parses them, :mod:`~codingcode.skills.tools` turns
 each into a deferred tool, :mod:`~codingcode.skills.limits` keeps ``allowed-tools`` a limit
 (never a grant). :mod:`~codingcode.skills.frontmatter` and
-:mod:`~codingcode.skills.tool_names` are shared with custom slash commands.
+:mod:`~codingcode.tools.claude_names` are shared with custom slash commands.
 """
 
 from codingcode.skills.limits import ToolLimit, check_limits

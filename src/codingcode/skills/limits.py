@@ -8,7 +8,7 @@ never widens it: a call inside the list still goes through the whole approval pi
 cannot grant itself anything (issue 17: "never grants beyond the user's rules").
 
 Entries use our rule syntax or Claude Code's (``Bash(git diff:*)``, ``Read``,
-``mcp__github``), translated by :mod:`codingcode.skills.tool_names`, and are matched by the
+``mcp__github``), translated by :mod:`codingcode.tools.claude_names`, and are matched by the
 rule engine itself: ``execute_command(git diff *)`` admits ``git diff HEAD`` but not
 ``git diff; rm -rf x`` (every simple command must match, as for an allow rule).
 """
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codingcode.skills.tool_names import translate_entry
+from codingcode.tools.claude_names import translate_entry
 
 if TYPE_CHECKING:
     from codingcode.approval.pipeline import ToolCall

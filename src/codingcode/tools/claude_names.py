@@ -56,3 +56,20 @@ def translate_entry(entry: str) -> str:
         if spec == "*":
             return ours
     return f"{ours}({spec})"
+
+
+#: Ours → Claude Code's (the first of several Claude names for one of ours).
+OURS_TO_CLAUDE: dict[str, tuple[str, ...]] = {}
+for _claude, _ours in CLAUDE_TOOLS.items():
+    OURS_TO_CLAUDE[_ours] = (*OURS_TO_CLAUDE.get(_ours, ()), _claude)
+
+
+def name_aliases(name: str) -> tuple[str, ...]:
+    """The names a hook matcher written for Claude Code may use for our tool ``name``:
+    itself, Claude Code's name(s) (``read_file`` → ``Read``), and for an MCP tool
+    ``server:tool`` the ``mcp__server__tool`` form."""
+    names = (name, *OURS_TO_CLAUDE.get(name, ()))
+    server, sep, tool = name.partition(":")
+    if sep and server and tool:
+        names += (f"mcp__{server}__{tool}",)
+    return names
