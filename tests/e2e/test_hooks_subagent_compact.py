@@ -4,7 +4,11 @@ Claude Code's documentation writes them, against the real ``codingcode run``."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,3 +116,50 @@ def test_pre_compact_runs_before_an_automatic_compaction(
     assert all(r["cwd"] == str(project) for r in records)
     summaries = [b for b in fake.bodies() if "You summarise" in system_text(b)]
     assert len(summaries) == len(records)  # once per compaction, before it
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_notification_fires_when_the_app_waits_for_the_user(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    from tests.e2e.test_agent_tui import Tmux, wait_exit
+
+    log = tmp_path / "notify.log"
+    hook = script(tmp_path, "notify.sh", f"#!/bin/sh\ncat >> {log}\necho >> {log}\n")
+    config = tmp_path / "cfg"
+    config.mkdir()
+    (config / "settings.json").write_text(
+        json.dumps({"hooks": {"Notification": command(hook, "idle_prompt")}})
+    )
+    env = {
+        **fake.env("openai"),
+        "CODINGCODE_CONFIG_DIR": str(config),
+        "CODINGCODE_STATE_DIR": str(tmp_path / "state"),
+        "CODINGCODE_MODEL": "openai:fake-model",
+        "CODINGCODE_IDLE_NOTIFICATION_S": "1",
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+    }
+    exit_file = tmp_path / "exit"
+    line = (
+        "env -u CODINGCODE_TRUST_ALL "
+        + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        + f" {shlex.quote(sys.executable)} -m codingcode --project {shlex.quote(str(project))}"
+        + f"; echo $? > {shlex.quote(str(exit_file))}; sleep 30"
+    )
+    fake.script = [Step(text="Answered.")]
+    term = Tmux(f"cc-idle-{os.getpid()}-{time.monotonic_ns()}", line)
+    try:
+        term.wait_prompt()
+        term.send("hello", "Enter")
+        term.wait_text("Answered.")
+        deadline = time.monotonic() + 30
+        while not (log.exists() and log.read_text().strip()):
+            assert time.monotonic() < deadline, "no idle notification; screen:\n" + term.screen()
+            time.sleep(0.1)
+        first = json.loads(log.read_text().split("\n", 1)[0])
+        assert first["notification_type"] == "idle_prompt"
+        assert first["hook_event_name"] == "Notification"
+        term.send("/exit", "Enter")
+        assert wait_exit(term, exit_file) == "0"
+    finally:
+        term.close()

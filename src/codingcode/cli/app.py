@@ -458,6 +458,8 @@ async def _prompt_loop(
         completer=slash.make_completer(project),
     )
     commands = slash.SlashHandler(console, session)
+    from codingcode.agent.hook_calls import wait_for_user
+
     armed = False  # a Ctrl-C at the empty prompt: the next one quits
     console.print(
         f"[bold]codingcode[/] — {session.model} — mode {session.mode} — {project}\n[dim]{HELP}[/]"
@@ -465,7 +467,8 @@ async def _prompt_loop(
     try:
         while True:
             try:
-                text = (await prompt.prompt_async(message)).strip()
+                # Notification hooks fire when the user leaves the app waiting (issue 17).
+                text = (await wait_for_user(session, lambda: prompt.prompt_async(message))).strip()
             except KeyboardInterrupt:
                 if armed:
                     break
