@@ -71,3 +71,27 @@ async def test_post_tool_use_sees_a_failed_call(project: Path) -> None:
     with pytest.raises(AgentError, match="denied"):
         await runner.run("write_file", {"path": "x", "content": "y"}, runner.context())
     assert len(seen) == 2
+
+
+@pytest.mark.anyio
+async def test_suppress_output_keeps_a_hooks_words_from_the_user(project: Path) -> None:
+    from codingcode.approval.lifecycle import LifecycleHooks
+
+    shown: list[str] = []
+    bus = HookBus()
+    answer: dict[str, Any] = {}
+
+    async def ender(event: HookEvent) -> dict[str, Any]:
+        return answer
+
+    bus.add_hook("SessionEnd", ender)
+    hooks = LifecycleHooks([], bus, project, notify=shown.append)
+    answer.update(decision="block", reason="cannot stop an ending")
+    await hooks.fire("SessionEnd", {"reason": "other"})
+    assert shown == ["SessionEnd hook: cannot stop an ending"]
+    answer.update(suppressOutput=True)
+    await hooks.fire("SessionEnd", {"reason": "other"})
+    assert len(shown) == 1  # suppressed
+    answer.update(systemMessage="saved the transcript")
+    await hooks.fire("SessionEnd", {"reason": "other"})
+    assert shown[1:] == ["saved the transcript"]  # a message for the user still shows

@@ -164,6 +164,9 @@ class _One:
     permission_reason: str = ""
     failure: str = ""
     message: str = ""
+    #: ``suppressOutput: true``: what the hook said is not echoed to the user (its
+    #: ``systemMessage``, meant for the user, still is).
+    quiet: bool = False
 
 
 class LifecycleHooks:
@@ -285,7 +288,7 @@ class LifecycleHooks:
                     result.blocked = True
                     if a.reason:
                         reasons.append(a.reason)
-                elif a.reason:  # cannot block: the user sees what it said
+                elif a.reason and not a.quiet:  # cannot block: the user sees what it said
                     self.notify(f"{event} hook: {a.reason}")
             if a.permission == "deny":
                 denies.append(a.permission_reason)
@@ -322,7 +325,7 @@ def _interpret(event: str, stdout: str, name: str) -> _One:
 
 
 def _interpret_data(event: str, data: dict[str, Any], name: str) -> _One:
-    one = _One()
+    one = _One(quiet=data.get("suppressOutput") is True)
     if data.get("continue") is False:
         one.stop = True
         one.stop_reason = str(data.get("stopReason") or f"{name} stopped the agent")
