@@ -3,21 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from codingcode.agent.session import AgentSession
+    from codingcode.agent.sessions.store import SessionStore
     from codingcode.approval.lifecycle import LifecycleHooks
 
 T = TypeVar("T")
 
 
-def _transcript(session: AgentSession) -> str:
+class HookedSession(Protocol):
+    """What the hook calls read and set of the session (an ``AgentSession``); a protocol,
+    so that this module never imports the session that imports it."""
+
+    session_id: str
+    depth: int
+    mode: str
+    hook_source: str | None
+    _hooks_started: bool
+
+    @property
+    def store(self) -> SessionStore | None: ...
+
+
+def _transcript(session: HookedSession) -> str:
     return str(session.store.path) if session.store is not None else ""
 
 
 async def before_prompt(
-    session: AgentSession, hooks: LifecycleHooks, prompt: str
+    session: HookedSession, hooks: LifecycleHooks, prompt: str
 ) -> tuple[str, str | None]:
     """SessionStart (once per source) then UserPromptSubmit: the prompt with the context the
     hooks added, and the message to show when a hook blocked it (then nothing is sent)."""
@@ -49,7 +63,7 @@ async def before_prompt(
 
 
 async def stop_hook(
-    session: AgentSession, hooks: LifecycleHooks, answer: str, active: bool
+    session: HookedSession, hooks: LifecycleHooks, answer: str, active: bool
 ) -> str | None:
     """Stop (SubagentStop in a sub-agent): the message that makes the agent go on, or None."""
     event = "SubagentStop" if session.depth > 0 else "Stop"
@@ -80,7 +94,7 @@ def idle_delay() -> float:
         return IDLE_NOTIFICATION_S
 
 
-async def wait_for_user(session: AgentSession, ask: Callable[[], Awaitable[T]]) -> T:
+async def wait_for_user(session: Any, ask: Callable[[], Awaitable[T]]) -> T:
     """``await ask()`` (the app's input prompt); if the user takes longer than
     :func:`idle_delay`, the Notification hooks fire once (``idle_prompt``). Typing cancels a
     notification still running; exceptions of ``ask`` (Ctrl-C, Ctrl-D) pass through as
