@@ -185,6 +185,9 @@ class AgentSession:
         self.extra_rules: list[Rule] = []
         #: Lines about skills that could not be loaded (the front end shows them).
         self.skill_notes: list[str] = []
+        #: The front end's slash commands (``codingcode.commands.commands_of`` loads them on
+        #: first use; others, e.g. MCP prompts, register there too).
+        self.commands: Any = None
         #: The source the next SessionStart hooks get (startup, resume, clear, compact),
         #: None once they ran for it.
         self.hook_source: str | None = "startup"

@@ -85,12 +85,13 @@ def help_text() -> str:
 
 class SlashHandler:
     def __init__(self, console: Console, session: AgentSession) -> None:
-        from codingcode.commands import CommandRegistry
+        from codingcode.commands import commands_of
 
         self.console = console
         self.session = session
-        #: Custom commands (issue 17): Markdown files that become /name.
-        self.custom = CommandRegistry.load(session.project)
+        #: Custom commands (issue 17): Markdown files that become /name, and what other
+        #: parts registered in the session's registry.
+        self.custom = commands_of(session)
         for note in self.custom.notes:
             self.note(note)
         for c in self.custom.list():

@@ -11,6 +11,7 @@ from codingcode.commands.registry import (
     CommandRegistry,
     MarkdownCommand,
     SlashCommand,
+    commands_of,
     expand_arguments,
 )
 from codingcode.commands.render import prepare_command
@@ -20,6 +21,7 @@ __all__ = [
     "CommandRegistry",
     "MarkdownCommand",
     "SlashCommand",
+    "commands_of",
     "expand_arguments",
     "prepare_command",
 ]

@@ -34,7 +34,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from codingcode.config import Scope, SettingsError, user_config_dir
 from codingcode.skills.frontmatter import read_limited, split_front_matter, tool_list
@@ -252,3 +252,13 @@ class CommandRegistry:
                 f"({shown}{more}) not loaded until you trust this project (`codingcode trust`)."
             )
         return registry
+
+
+def commands_of(session: Any) -> CommandRegistry:
+    """The session's command registry (``session.commands``), loaded on first use: the
+    app's ``/name`` and whatever another part registers (``/server:prompt``) meet here."""
+    registry = getattr(session, "commands", None)
+    if not isinstance(registry, CommandRegistry):
+        registry = CommandRegistry.load(session.project)
+        session.commands = registry
+    return registry

@@ -102,7 +102,7 @@ async def prepare_command(
     def put(m: re.Match[str]) -> str:
         return outputs.get(m.start(), m.group(0))
 
-    text = BANG.sub(put, text)
+    text = BANG.sub(put, text).strip()
 
     blocks: list[str] = []
     for target in mentioned_files(prompt.text, runner.project_path)[:MAX_ATTACHED_FILES]:

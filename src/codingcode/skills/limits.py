@@ -72,8 +72,10 @@ class ToolLimit:
         if result is not None and result.action == "allow":
             return None
         listed = ", ".join(e for e in self.entries if e not in self.invalid) or "(none)"
+        command = call.args.get("command")
+        what = f"{call.tool} `{command[:80]}`" if isinstance(command, str) else call.tool
         return (
-            f"{call.tool} is outside the tools the {self.owner} allows while it is active "
+            f"{what} is outside the tools the {self.owner} allows while it is active "
             f"(allowed-tools: {listed}). Use one of those, or finish the task and answer."
         )
 
