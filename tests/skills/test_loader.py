@@ -152,3 +152,21 @@ def test_front_matter_never_fails_other_than_with_a_settings_error(text: str) ->
 @given(st.lists(st.sampled_from(["Read", "Bash(git add:*)", "Grep", "x(a, b)"]), max_size=6))
 def test_tool_list_splits_at_commas_outside_parentheses(items: list[str]) -> None:
     assert tool_list(", ".join(items), Path("x"), "Skill") == tuple(items)
+
+
+def test_trust_lists_project_skills_and_commands(project: Path) -> None:
+    from codingcode.trust import describe_grants, grant_files
+
+    skill = write_skill(project / ".claude" / "skills", "pdf", skill_md("pdf"))
+    command = project / ".codingcode" / "commands" / "team" / "review.md"
+    command.parent.mkdir(parents=True)
+    command.write_text("Review.\n")
+    files = grant_files(project)
+    assert skill in files and command in files
+    assert describe_grants(skill) == ["skill 'pdf' (instructions the model may load)"]
+    assert describe_grants(command) == [
+        "slash command /review (a prompt, with any ! commands in it)"
+    ]
+    assert not TrustStore().project_trusted(project)
+    TrustStore().trust(project)
+    assert TrustStore().project_trusted(project)
