@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import BaseModel
 
-from codingcode.errors import AgentError, DeniedError
+from codingcode.errors import AgentError, DeniedError, ErrorKind
 from codingcode.tools.definition import ToolDefinition, ToolExecCtx
 from codingcode.tools.service import ToolService, validate_arguments
 
@@ -140,6 +140,12 @@ class ToolRunner:
 
         # Record: the call's outcome (ran, failed, cancelled, denied) joins its layer records.
         call = self._call(name, definition, model, ctx, uuid.uuid4().hex)
+        if ctx.state.limits:  # an active skill's or command's allowed-tools (issue 17)
+            from codingcode.skills.limits import check_limits
+
+            refused = check_limits(ctx.state.limits, call)
+            if refused is not None:
+                raise DeniedError(refused)
         reports_exit = "runs" in (definition.effects or ())
         try:
             with CallTracker(self.audit, call, reports_exit) as track:
@@ -161,6 +167,15 @@ class ToolRunner:
                 token = current_call.set(call.call_id)
                 try:
                     result = await self._execute(definition, model, ctx, on_checkpoint)
+                except AgentError as failed:
+                    if self.lifecycle is not None and failed.kind is not ErrorKind.CANCELLED:
+                        # PostToolUse hooks see failed calls too (issue 17), marked is_error.
+                        from codingcode.approval.lifecycle import post_tool_use_failed
+
+                        failed.message = await post_tool_use_failed(
+                            self.lifecycle, replace(call, args=decision.args), failed.message
+                        )
+                    raise
                 finally:
                     current_call.reset(token)
                 track.finished(result)

@@ -45,7 +45,21 @@ def grant_files(project: Path) -> list[Path]:
     ]
     agents_dir = project / ".codingcode" / "agents"
     agents = sorted(agents_dir.glob("*.md")) if agents_dir.is_dir() else []
-    return [*base, *agents]
+    return [*base, *agents, *_instruction_files(project)]
+
+
+def _instruction_files(project: Path) -> list[Path]:
+    """A project's skills and custom commands (issue 17): instructions for the model that
+    someone else may have written, loaded only while the user trusts them."""
+    from codingcode.skills.loader import skill_files
+
+    found: list[Path] = []
+    for base in (project / ".codingcode", project / ".claude"):
+        found += skill_files(base / "skills")
+        commands = base / "commands"
+        if commands.is_dir():
+            found += sorted(p for p in commands.rglob("*.md") if p.is_file())
+    return found
 
 
 def digest(data: bytes) -> str:
@@ -306,6 +320,10 @@ def describe_grants(path: Path) -> list[str]:
         raw = path.read_bytes()
     except OSError:
         return []
+    if path.name == "SKILL.md":
+        return [f"skill {path.parent.name!r} (instructions the model may load)"]
+    if path.suffix == ".md" and path.parent.name != "agents":
+        return [f"slash command /{path.stem} (a prompt, with any ! commands in it)"]
     if path.suffix == ".md":
         return _agent_grants(path, raw.decode("utf-8", errors="replace"))
     try:

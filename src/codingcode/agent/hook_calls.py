@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from codingcode.agent.sessions.store import SessionStore
     from codingcode.approval.lifecycle import LifecycleHooks
+
+T = TypeVar("T")
 
 
 class HookedSession(Protocol):
@@ -75,3 +78,54 @@ async def stop_hook(
         return None
     why = result.reason or "a Stop hook asked you to continue"
     return f"A {event} hook did not let you stop yet: {why}"
+
+
+#: How long the app waits for the user's next prompt before Notification hooks fire
+#: (``idle_prompt``, as Claude Code after 60 s); ``CODINGCODE_IDLE_NOTIFICATION_S`` overrides.
+IDLE_NOTIFICATION_S = 60.0
+
+
+def idle_delay() -> float:
+    import os
+
+    try:
+        return max(0.0, float(os.environ.get("CODINGCODE_IDLE_NOTIFICATION_S", "")))
+    except ValueError:
+        return IDLE_NOTIFICATION_S
+
+
+async def wait_for_user(session: Any, ask: Callable[[], Awaitable[T]]) -> T:
+    """``await ask()`` (the app's input prompt); if the user takes longer than
+    :func:`idle_delay`, the Notification hooks fire once (``idle_prompt``). Typing cancels a
+    notification still running; exceptions of ``ask`` (Ctrl-C, Ctrl-D) pass through as
+    they are."""
+    import anyio
+
+    from codingcode.agent.session import first_error
+
+    hooks = session.runner.lifecycle
+    if hooks is None or not hooks.has("Notification"):
+        return await ask()
+
+    async def notify() -> None:
+        await anyio.sleep(idle_delay())
+        await hooks.fire(
+            "Notification",
+            {
+                "message": "codingcode is waiting for your input",
+                "notification_type": "idle_prompt",
+            },
+            session_id=session.session_id,
+        )
+
+    got: list[T] = []
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(notify)
+            try:
+                got.append(await ask())
+            finally:
+                tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        raise first_error(group) from None
+    return got[0]

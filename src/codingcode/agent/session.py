@@ -185,6 +185,11 @@ class AgentSession:
         self.spilled: list[Path] = []
         #: Extra rules this session was opened with (--allowed-tools / --disallowed-tools).
         self.extra_rules: list[Rule] = []
+        #: Lines about skills that could not be loaded (the front end shows them).
+        self.skill_notes: list[str] = []
+        #: The front end's slash commands (``codingcode.commands.commands_of`` loads them on
+        #: first use; others, e.g. MCP prompts, register there too).
+        self.commands: Any = None
         #: The source the next SessionStart hooks get (startup, resume, clear, compact),
         #: None once they ran for it.
         self.hook_source: str | None = "startup"
@@ -389,6 +394,7 @@ class AgentSession:
             prompt, blocked = await before_prompt(self, hooks, prompt)
             if blocked is not None:
                 self._signal = None
+                self.state.limits.clear()  # a command's limit ends with its prompt
                 return Outcome(blocked, "blocked", 0, usage)
         # Where this prompt starts: the model turn before it and the history length (/rewind).
         self.prompt_marks.append((self.turn, len(self.history)))
@@ -430,6 +436,7 @@ class AgentSession:
             )
         finally:
             self._signal = None
+            self.state.limits.clear()  # a skill's or command's allowed-tools end here
             if self.store is not None:
                 self.store.sync()
 
@@ -733,8 +740,14 @@ def open_session(
     base = BASE_PROMPT.format(project=project)
     if agent is not None:
         base = f"{agent.system_prompt}\n\nThe project is at {project}."
+    from codingcode.skills.install import install_skills
+
+    skills_text, skill_notes = install_skills(project, service)
     prompt = build_system_prompt(
-        base, env, instructions, [*settings.append_system_prompt, *append_system_prompt]
+        base,
+        env,
+        instructions,
+        [*settings.append_system_prompt, *append_system_prompt, *filter(None, [skills_text])],
     )
     session = AgentSession(
         project=project,
@@ -756,6 +769,7 @@ def open_session(
         spill_dir=spill_dir,
     )
     session.extra_rules = list(extra_rules)
+    session.skill_notes = skill_notes
     if resume is not None:
         session.hook_source = "resume"
         session.history = list(resume.history)

@@ -95,14 +95,19 @@ class HooksSettings(BaseModel):
 def matcher_matches(matcher: str, name: str) -> bool:
     """Claude Code's matchers: empty or ``*`` match everything, else a regular expression
     that must match the whole name (``Edit|Write``, ``github:.*``). Globs (``mcp_*``, the
-    form earlier versions documented) still match as globs."""
+    form earlier versions documented) still match as globs. A tool also answers to the
+    names Claude Code gives it (``Read`` for read_file, ``mcp__github__create_issue`` for
+    ``github:create_issue``), so matchers written for Claude Code match unchanged."""
     matcher = matcher.strip()
     if matcher in ("", "*"):
         return True
+    from codingcode.tools.claude_names import name_aliases
+
+    names = name_aliases(name)
     with contextlib.suppress(re.error):
-        if re.fullmatch(matcher, name):
+        if any(re.fullmatch(matcher, n) for n in names):
             return True
-    return any(fnmatch.fnmatchcase(name, m.strip()) for m in matcher.split("|"))
+    return any(fnmatch.fnmatchcase(n, m.strip()) for m in matcher.split("|") for n in names)
 
 
 @dataclass(frozen=True)

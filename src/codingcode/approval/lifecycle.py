@@ -61,9 +61,12 @@ class _Common(TypedDict):
 class PostToolUseInput(_Common):
     tool_name: str
     tool_input: dict[str, Any]
+    #: The result, or for a call that failed the error message given to the model.
     tool_response: str
     tool_use_id: str
     permission_mode: str
+    #: The call failed (it ran, or started, and raised); ``tool_response`` is the error.
+    is_error: bool
 
 
 class PermissionRequestInput(_Common):
@@ -161,6 +164,9 @@ class _One:
     permission_reason: str = ""
     failure: str = ""
     message: str = ""
+    #: ``suppressOutput: true``: what the hook said is not echoed to the user (its
+    #: ``systemMessage``, meant for the user, still is).
+    quiet: bool = False
 
 
 class LifecycleHooks:
@@ -282,7 +288,7 @@ class LifecycleHooks:
                     result.blocked = True
                     if a.reason:
                         reasons.append(a.reason)
-                elif a.reason:  # cannot block: the user sees what it said
+                elif a.reason and not a.quiet:  # cannot block: the user sees what it said
                     self.notify(f"{event} hook: {a.reason}")
             if a.permission == "deny":
                 denies.append(a.permission_reason)
@@ -319,7 +325,7 @@ def _interpret(event: str, stdout: str, name: str) -> _One:
 
 
 def _interpret_data(event: str, data: dict[str, Any], name: str) -> _One:
-    one = _One()
+    one = _One(quiet=data.get("suppressOutput") is True)
     if data.get("continue") is False:
         one.stop = True
         one.stop_reason = str(data.get("stopReason") or f"{name} stopped the agent")
@@ -374,10 +380,9 @@ def permission_layer(hooks: LifecycleHooks) -> PermissionHooks:
     return answer
 
 
-async def post_tool_use(hooks: LifecycleHooks, call: ToolCall, output: str) -> str:
-    """Run the PostToolUse hooks on a call's result: what the model then sees."""
-    if not hooks.has("PostToolUse"):
-        return output
+async def _fire_post(
+    hooks: LifecycleHooks, call: ToolCall, output: str, is_error: bool
+) -> tuple[HookResult, str]:
     result = await hooks.fire(
         "PostToolUse",
         {
@@ -386,6 +391,7 @@ async def post_tool_use(hooks: LifecycleHooks, call: ToolCall, output: str) -> s
             "tool_response": output,
             "tool_use_id": call.call_id,
             "permission_mode": call.mode,
+            "is_error": is_error,
         },
         session_id=call.session_id,
         cwd=call.project_path,
@@ -393,6 +399,25 @@ async def post_tool_use(hooks: LifecycleHooks, call: ToolCall, output: str) -> s
     text = output
     for extra in result.context:
         text += f"\n\n[PostToolUse hook] {extra}"
+    return result, text
+
+
+async def post_tool_use_failed(hooks: LifecycleHooks, call: ToolCall, error: str) -> str:
+    """Run the PostToolUse hooks on a call that failed (``is_error: true``, the error as
+    ``tool_response``): the error message the model then sees, with what they added."""
+    if not hooks.has("PostToolUse"):
+        return error
+    result, text = await _fire_post(hooks, call, error, True)
+    if result.blocked and result.reason:
+        text += f"\n\nA PostToolUse hook added: {result.reason}"
+    return text
+
+
+async def post_tool_use(hooks: LifecycleHooks, call: ToolCall, output: str) -> str:
+    """Run the PostToolUse hooks on a call's result: what the model then sees."""
+    if not hooks.has("PostToolUse"):
+        return output
+    result, text = await _fire_post(hooks, call, output, False)
     if result.blocked:
         why = result.reason or "a PostToolUse hook flagged it"
         raise AgentError(

@@ -46,8 +46,22 @@ READ_ONLY_TOOLS = frozenset(
         "todo_write",
         # Reads what a background command of this session printed (it started approved).
         "command_output",
+        # Loads deferred tools' schemas (and skills' tools) into the session: no effect.
+        "tool_search",
     }
 )
+
+
+def is_read_only_tool(call: ToolCall) -> bool:
+    """On the read-only list, or a skill's tool (``skill_NAME``, made by codingcode from a
+    loaded skill: it returns the skill's instructions and does nothing else)."""
+    return call.tool in READ_ONLY_TOOLS or (
+        call.tool.startswith("skill_")
+        and call.origin.kind == "builtin"
+        and call.effects == frozenset()
+    )
+
+
 #: M2: what acceptEdits passes when every path it names is inside the project.
 EDIT_TOOLS = frozenset({"write_file", "edit_file", "todo_write"})
 
@@ -197,7 +211,7 @@ class ApprovalPipeline:
                 return done("allow", r, call.args)
 
         # A2: the read-only whitelist may not pass a call a rule asked about.
-        if sticky is None and call.tool in READ_ONLY_TOOLS:
+        if sticky is None and is_read_only_tool(call):
             r = note(LayerResult(WHITELIST, "allow", f"{call.tool} is a read-only tool"))
             return done("allow", r, call.args)
         note(
@@ -349,7 +363,7 @@ class ApprovalPipeline:
     def _mode_layer(self, call: ToolCall, sticky: LayerResult | None) -> LayerResult:
         mode = call.mode
         if mode == "plan":
-            if call.tool in READ_ONLY_TOOLS:
+            if is_read_only_tool(call):
                 return LayerResult(MODE, "continue", "plan mode: a read-only tool")
             if call.read_only_hint:
                 return LayerResult(

@@ -46,7 +46,13 @@ ResumeOption = Annotated[
 def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_command(
-        prompt: Annotated[str, typer.Argument(help="The task for the agent, or - to read stdin.")],
+        prompt: Annotated[
+            list[str],
+            typer.Argument(
+                help="The task for the agent (or /COMMAND ARGS, a custom command), or - to "
+                "read stdin."
+            ),
+        ],
         project: ProjectOption = None,
         mode: ModeOption = None,
         model: ModelOption = None,
@@ -112,10 +118,13 @@ def register(app: typer.Typer) -> None:
             )
         # Bytes that are not UTF-8 (argv, stdin) arrive as lone surrogates; the model's wire
         # format needs valid text.
-        text = safe_text(sys.stdin.read() if prompt == "-" else prompt)
+        text = safe_text(sys.stdin.read() if prompt == ["-"] else " ".join(prompt))
         if not text.strip():
             fail("PROMPT is empty.")
         root = project_dir(project)
+        from codingcode.commands.invoke import find_invocation
+
+        command = find_invocation(root, text)  # `codingcode run /name ARGS` (issue 17)
         loaded = load_for_run(root, continue_=continue_, resume=resume, fork=fork)
         code = run_headless(
             text,
@@ -129,5 +138,6 @@ def register(app: typer.Typer) -> None:
             append_system_prompt=append_system_prompt or (),
             allowed_tools=allowed_tools or (),
             disallowed_tools=disallowed_tools or (),
+            command=command,
         )
         raise typer.Exit(code)

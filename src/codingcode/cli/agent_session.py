@@ -123,7 +123,7 @@ async def cli_session(
             from codingcode.config import untrusted_note
 
             notify(untrusted_note(session.runner.ignored_grants, project))
-        for note in ignored_profile_notes(session):
+        for note in [*ignored_profile_notes(session), *session.skill_notes]:
             notify(note)
         try:
             yield session

@@ -462,6 +462,8 @@ async def _prompt_loop(
         completer=slash.make_completer(project),
     )
     commands = slash.SlashHandler(console, session)
+    from codingcode.agent.hook_calls import wait_for_user
+
     armed = False  # a Ctrl-C at the empty prompt: the next one quits
     console.print(
         f"[bold]codingcode[/] — {session.model} — mode {session.mode} — {project}\n[dim]{HELP}[/]"
@@ -469,7 +471,8 @@ async def _prompt_loop(
     try:
         while True:
             try:
-                text = (await prompt.prompt_async(message)).strip()
+                # Notification hooks fire when the user leaves the app waiting (issue 17).
+                text = (await wait_for_user(session, lambda: prompt.prompt_async(message))).strip()
             except KeyboardInterrupt:
                 if armed:
                     break
@@ -494,6 +497,9 @@ async def _prompt_loop(
                 view.finish()
                 console.print(f"[red]error:[/] {exc.message}")
                 continue
+            finally:
+                if handled.after is not None:  # a custom command's model is switched back
+                    handled.after()
             view.finish()
             if outcome.status == "cancelled":
                 console.print("[yellow]Cancelled.[/] The session goes on.")

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from codingcode.agent.session import AgentSession, Outcome
     from codingcode.agent.sessions.store import LoadedSession
     from codingcode.agent.transcript import AgentEvent
+    from codingcode.commands.invoke import Invocation
 
 #: How ``codingcode run`` ends (README, "Headless mode").
 EXIT_OK = 0
@@ -188,6 +189,7 @@ def run_headless(
     append_system_prompt: Sequence[str] = (),
     allowed_tools: Sequence[str] = (),
     disallowed_tools: Sequence[str] = (),
+    command: Invocation | None = None,
 ) -> int:
     import anyio
 
@@ -201,7 +203,7 @@ def run_headless(
 
         async with cli_session(
             project,
-            model,
+            model or (command.model if command is not None else None),
             mode,
             reporter,
             notify,
@@ -214,8 +216,13 @@ def run_headless(
             reporter.root = session.session_id
             if output_format == "stream-json":
                 reporter.emit(init_record(session, resumed=resume is not None))
+            sent = prompt
+            if command is not None:  # a custom command: its ! lines and @ files, its limit
+                for line in command.notes:
+                    notify(line)
+                sent = (await command.prepare(session, notify)).text
             try:
-                outcome = await run_with_sigint(session, prompt)
+                outcome = await run_with_sigint(session, sent)
             except ModelError as exc:
                 if output_format == "text":
                     raise

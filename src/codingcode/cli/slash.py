@@ -61,6 +61,8 @@ class Result:
 
     exit: bool = False
     prompt: str | None = None
+    #: Run once the prompt is answered (a custom command's model switched back).
+    after: Callable[[], None] | None = None
 
 
 def is_command(text: str) -> bool:
@@ -83,8 +85,23 @@ def help_text() -> str:
 
 class SlashHandler:
     def __init__(self, console: Console, session: AgentSession) -> None:
+        from codingcode.commands import commands_of
+
         self.console = console
         self.session = session
+        #: Custom commands (issue 17): Markdown files that become /name, and what other
+        #: parts registered in the session's registry.
+        self.custom = commands_of(session)
+        for note in self.custom.notes:
+            self.note(note)
+        for c in self.custom.list():
+            if f"/{c.name}" in COMMANDS or f"/{c.name}" in ALIASES:
+                self.note(f"{c.source} is shadowed by the built-in /{c.name}.")
+
+    def note(self, line: str) -> None:
+        from rich.markup import escape
+
+        self.console.print(f"[yellow]note:[/] {escape(line)}")
 
     async def handle(self, text: str) -> Result:
         if text.startswith("!"):
@@ -102,6 +119,9 @@ class SlashHandler:
         name = ALIASES.get(name, name)
         arg = arg.strip()
         handler: Callable[[str], Any] | None = getattr(self, "cmd_" + name[1:], None)
+        custom = self.custom.get(name[1:]) if name not in COMMANDS else None
+        if custom is not None:
+            return await self.run_custom(custom, arg)
         if name not in COMMANDS and ":" in name:  # an MCP server's prompt: /server:prompt ARGS
             from codingcode.mcp.prompts import prompt_command
 
@@ -111,7 +131,8 @@ class SlashHandler:
                 self.console.print(f"[yellow]{escape(name)}:[/] {escape(exc.message)}")
                 return Result()
         if name not in COMMANDS or handler is None:
-            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+            names = [*COMMANDS, *(f"/{c.name}" for c in self.custom.list())]
+            close = difflib.get_close_matches(name, names, n=1)
             hint = f" Did you mean {close[0]}?" if close else ""
             self.console.print(
                 f"[yellow]Unknown command {escape(name)}.[/]{hint} /help lists them "
@@ -125,8 +146,43 @@ class SlashHandler:
             await outcome
         return Result()
 
+    async def run_custom(self, command: Any, arguments: str) -> Result:
+        """A custom command: its prompt (``!`` lines run and ``@`` files read through the
+        approval pipeline), sent with its ``allowed-tools`` limit and ``model``."""
+        from codingcode.agent.model import ModelError, parse_model
+        from codingcode.agent.providers import make_provider
+        from codingcode.commands.invoke import Invocation
+
+        session = self.session
+        invocation = Invocation(command, arguments)
+        after: Callable[[], None] | None = None
+        if invocation.model:
+            try:
+                spec = parse_model(invocation.model, source=command.source)
+                provider = make_provider(spec, project=session.project)
+            except ModelError as exc:
+                self.console.print(f"[red]error:[/] {exc.message}", highlight=False)
+                return Result()
+            before = (session.model, session.provider, session.window)
+            switch_model(session, spec, provider)
+
+            def restore() -> None:
+                session.model, session.provider, session.window = before
+                session.clear_state(keep_history=True)
+
+            after = restore
+        prepared = await invocation.prepare(session, self.note)
+        return Result(prompt=prepared.text, after=after)
+
     def cmd_help(self, arg: str) -> None:
         self.console.print(help_text(), highlight=False, markup=False)
+        custom = self.custom.list()
+        if custom:
+            lines = ["Custom commands:"]
+            for c in custom:
+                hint = f" {c.argument_hint}" if c.argument_hint else ""
+                lines.append(f"  /{c.name}{hint} — {c.description} ({c.source})")
+            self.console.print("\n".join(lines), highlight=False, markup=False)
 
     def cmd_exit(self, arg: str) -> None:  # handled in command()
         pass
@@ -530,11 +586,17 @@ def path_candidates(project: Path, partial: str, limit: int = 200) -> Iterable[s
 def make_completer(project: Path) -> Any:
     from prompt_toolkit.completion import Completer, Completion
 
+    from codingcode.commands import CommandRegistry
+
+    # Custom commands complete too (their files' problems are reported by the handler).
+    custom = {f"/{c.name}": c.description for c in CommandRegistry.load(project).list()}
+    names = {**custom, **COMMANDS}
+
     class SlashCompleter(Completer):
         def get_completions(self, document: Any, complete_event: Any) -> Iterable[Completion]:
             text = document.text_before_cursor
             if text.startswith("/") and " " not in text:
-                for name, what in COMMANDS.items():
+                for name, what in names.items():
                     if name.startswith(text):
                         yield Completion(name, -len(text), display_meta=what.split(" — ")[-1])
                 return

@@ -29,6 +29,9 @@ class SessionState:
     #: Deferred tools the session offers now (loaded by tool_search, or made relevant, such
     #: as command_output once a background process exists); the resolver shares this set.
     offered: set[str] = field(default_factory=set)
+    #: Active ``allowed-tools`` limits of skills and commands (``codingcode.skills.limits``):
+    #: each must admit a call; cleared when the prompt ends.
+    limits: list[Any] = field(default_factory=list)
 
 
 class McpRequestChannel(Protocol):

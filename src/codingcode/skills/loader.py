@@ -1,0 +1,183 @@
+"""Skills: folders with a ``SKILL.md``, in the shape Claude Code users already write.
+
+::
+
+    .codingcode/skills/pdf/SKILL.md     (also .claude/skills/…, and <config dir>/skills/…)
+    ---
+    name: pdf
+    description: Extract text and tables from PDF files. Use when the user mentions PDFs.
+    allowed-tools: Read, Bash(python3 scripts/extract.py:*)     # optional
+    ---
+    # How to work with PDFs
+    ...
+
+Where they come from, first one of a name wins: the user's ``<config dir>/skills/`` (the
+user's own, never shadowed by a repository), then the project's ``.codingcode/skills/`` and
+``.claude/skills/`` (read, never written: compatibility with Claude Code). A project's
+skills are instructions someone else may have written, so they load only once the user has
+trusted them (``codingcode trust``; each ``SKILL.md`` is recorded by its content, like the
+other grant-bearing files). A skill that cannot be used — no front matter, invalid YAML, a
+missing description, a bad or duplicate name, a file over :data:`MAX_SKILL_BYTES` — is one
+line in :attr:`SkillSet.notes`; the others load.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codingcode.config import Scope, SettingsError, user_config_dir
+from codingcode.skills.frontmatter import read_limited, split_front_matter, tool_list
+
+SKILL_FILE = "SKILL.md"
+#: A SKILL.md over this is refused (Claude Code advises under 500 lines; long material
+#: belongs in the skill's other files, which the model reads when it needs them).
+MAX_SKILL_BYTES = 256 * 1024
+#: Claude Code's limits: a name of lowercase letters, digits and hyphens, at most 64
+#: characters (underscores and capitals are accepted too); a description of at most 1024.
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+MAX_DESCRIPTION = 1024
+#: How many of a skill's other files are named when it is loaded.
+MAX_LISTED_FILES = 50
+
+
+@dataclass(frozen=True)
+class Skill:
+    name: str
+    description: str
+    #: The instructions: given to the model only when it uses the skill.
+    body: str
+    path: Path
+    scope: Scope
+    #: ``allowed-tools`` as written (None: not given, no limit).
+    allowed_tools: tuple[str, ...] | None = None
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+    @property
+    def source(self) -> str:
+        return f"{self.scope} skill {self.path}"
+
+    def files(self) -> list[str]:
+        """The skill's other files (relative paths, at most :data:`MAX_LISTED_FILES`)."""
+        found: list[str] = []
+        for root, dirs, names in os.walk(self.directory):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for n in sorted(names):
+                full = Path(root) / n
+                if full != self.path:
+                    found.append(str(full.relative_to(self.directory)))
+                if len(found) >= MAX_LISTED_FILES:
+                    return found
+        return found
+
+
+@dataclass
+class SkillSet:
+    skills: dict[str, Skill] = field(default_factory=dict)
+    #: One line per skill that could not be used, and one for untrusted project skills.
+    notes: list[str] = field(default_factory=list)
+
+
+def skill_dirs(project: Path) -> list[tuple[Scope, Path]]:
+    return [
+        (Scope.USER, user_config_dir() / "skills"),
+        (Scope.PROJECT, project / ".codingcode" / "skills"),
+        (Scope.PROJECT, project / ".claude" / "skills"),
+    ]
+
+
+def skill_files(directory: Path) -> list[Path]:
+    """``<directory>/<skill>/SKILL.md`` of every skill folder, sorted (one level, as Claude
+    Code has it)."""
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError:
+        return []
+    return [
+        Path(e.path) / SKILL_FILE
+        for e in entries
+        if not e.name.startswith(".") and e.is_dir() and (Path(e.path) / SKILL_FILE).exists()
+    ]
+
+
+def parse_skill(path: Path, scope: Scope, data: bytes) -> Skill:
+    """One SKILL.md; a SettingsError (one line naming the file) when it cannot be used."""
+    what = "Skill"
+    meta, body = split_front_matter(data, path, what, required=True)
+    raw_name = meta.get("name", path.parent.name)
+    name = str(raw_name).strip() if isinstance(raw_name, str | int) else ""
+    if not NAME.match(name):
+        raise SettingsError(
+            f"Skill {path}: `name` {raw_name!r} must be 1-64 letters, digits, '-' or '_'."
+        )
+    description = meta.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise SettingsError(
+            f"Skill {path}: `description` is missing; it says what the skill does and when "
+            "to use it (the model sees only names and descriptions until it uses one)."
+        )
+    description = " ".join(description.split())
+    if len(description) > MAX_DESCRIPTION:
+        description = description[: MAX_DESCRIPTION - 1] + "…"
+    allowed = tool_list(meta.get("allowed-tools"), path, what)
+    if not body.strip():
+        raise SettingsError(f"Skill {path}: the instructions (after the front matter) are empty.")
+    return Skill(name, description, body.strip(), path, scope, allowed)
+
+
+def load_skills(
+    project: Path,
+    *,
+    is_trusted: Callable[[Path, bytes], bool] | None = None,
+) -> SkillSet:
+    """Every usable skill by name, and a line for each problem (see the module doc).
+
+    ``is_trusted(path, data)`` decides for a project skill's exact bytes (default: the
+    user's trust records)."""
+    if is_trusted is None:
+        from codingcode.trust import TrustStore
+
+        store = TrustStore()
+
+        def is_trusted(path: Path, data: bytes) -> bool:
+            return store.is_trusted(project, path, data)
+
+    result = SkillSet()
+    untrusted: list[str] = []
+    for scope, directory in skill_dirs(project):
+        for path in skill_files(directory):
+            try:
+                data = read_limited(path, MAX_SKILL_BYTES, "Skill")
+                # Checked against the very bytes parsed: no window between check and use.
+                if scope is Scope.PROJECT and not is_trusted(path, data):
+                    untrusted.append(path.parent.name)
+                    continue
+                skill = parse_skill(path, scope, data)
+            except SettingsError as exc:
+                result.notes.append(exc.message)
+                continue
+            first = result.skills.get(skill.name)
+            if first is not None:
+                result.notes.append(
+                    f"Skill {path} is ignored: the name {skill.name!r} is already used by "
+                    f"{first.path}."
+                )
+                continue
+            result.skills[skill.name] = skill
+    if untrusted:
+        shown = ", ".join(untrusted[:5]) + (
+            f" and {len(untrusted) - 5} more" if len(untrusted) > 5 else ""
+        )
+        result.notes.append(
+            f"{len(untrusted)} project skill{'s' if len(untrusted) != 1 else ''} "
+            f"({shown}) not loaded until you trust this project (`codingcode trust`)."
+        )
+    return result
