@@ -48,6 +48,7 @@ from codingcode.agent.transcript import (
     UsageReported,
 )
 from codingcode.approval.confirm import Confirmer
+from codingcode.cancel import first_error
 
 if TYPE_CHECKING:
     from codingcode.approval.pipeline import Decision
@@ -80,24 +81,6 @@ OVERFLOW_RETRIES = 2
 OVERFLOW_SHRINK = 0.7
 
 EventSink = Callable[[AgentEvent], None]
-
-
-def first_error(group: BaseExceptionGroup[Any]) -> BaseException:
-    """The exception a task group failed with (a KeyboardInterrupt or the first error)."""
-    leaves: list[BaseException] = []
-
-    def walk(g: BaseExceptionGroup[Any]) -> None:
-        for e in g.exceptions:
-            if isinstance(e, BaseExceptionGroup):
-                walk(e)
-            else:
-                leaves.append(e)
-
-    walk(group)
-    for e in leaves:
-        if isinstance(e, KeyboardInterrupt):
-            return e
-    return leaves[0] if leaves else group
 
 
 def new_session_id() -> str:

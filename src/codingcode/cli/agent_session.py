@@ -46,7 +46,7 @@ async def run_with_sigint(session: AgentSession, prompt: str) -> Outcome:
     """
     import anyio
 
-    from codingcode.agent.session import first_error
+    from codingcode.cancel import first_error
 
     result: list[Outcome] = []
 
