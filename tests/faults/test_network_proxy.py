@@ -198,3 +198,29 @@ def test_fifty_megabytes_are_streamed_through_plain_http(harness: Any) -> None:
     sink.close()
     assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"ok")
     assert got == 50 << 20 and received.hexdigest() == sent.hexdigest()
+
+
+def test_a_hung_resolver_is_cut_at_the_connect_timeout() -> None:
+    import anyio
+
+    async def hangs(host: str, port: int) -> list[IPAddress]:
+        await anyio.sleep(3600)
+        return []
+
+    runtime = ProxyRuntime(NetworkProxy(resolver=hangs, connect_timeout_s=0.5))
+    call = runtime.open_call(DomainPolicy(allowed=("slow.test",)), "hung")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    control = socket.socket(fileno=call.child_fd)
+    socket.send_fds(control, [b"L"], [listener.fileno()])
+    control.close()
+    try:
+        with socket.create_connection(listener.getsockname(), timeout=10) as s:
+            s.sendall(b"CONNECT slow.test:443 HTTP/1.1\r\nHost: slow.test\r\n\r\n")
+            answer = read_all(s)
+        assert answer.startswith(b"HTTP/1.1 502") and b"timed out" in answer
+    finally:
+        listener.close()
+        call.finish()
+        runtime.close()

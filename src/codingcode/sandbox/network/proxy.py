@@ -364,6 +364,9 @@ class NetworkProxy:
             authority = parse_authority(target)
             if authority is None:
                 why = Verdict(False, f"CONNECT needs host:port, not {target[:100]!r}")
+                channel.record(
+                    ConnectionEvent(channel.label, method, target[:200], 0, False, why.reason)
+                )
                 await stream.send(refusal(why, target[:100], 400))
                 return
             host, port = authority
@@ -417,7 +420,10 @@ class NetworkProxy:
         if not verdict.allowed:
             return refuse(verdict)
         try:
-            addresses = await self.resolver(name, port)
+            with anyio.fail_after(self.connect_timeout_s):
+                addresses = await self.resolver(name, port)
+        except TimeoutError:
+            return refuse(Verdict(False, f"resolving {name} timed out", ""), 502)
         except OSError as exc:
             return refuse(Verdict(False, f"{name} cannot be resolved: {exc}", ""), 502)
         if not addresses:
