@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 
 
@@ -36,3 +38,21 @@ class CancelSignal:
         event = anyio.Event()
         self._waiters.append(event)
         await event.wait()
+
+
+def first_error(group: BaseExceptionGroup[Any]) -> BaseException:
+    """The exception a task group failed with (a KeyboardInterrupt or the first error)."""
+    leaves: list[BaseException] = []
+
+    def walk(g: BaseExceptionGroup[Any]) -> None:
+        for e in g.exceptions:
+            if isinstance(e, BaseExceptionGroup):
+                walk(e)
+            else:
+                leaves.append(e)
+
+    walk(group)
+    for e in leaves:
+        if isinstance(e, KeyboardInterrupt):
+            return e
+    return leaves[0] if leaves else group

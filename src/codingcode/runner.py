@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from codingcode.approval.pipeline import ApprovalPipeline, Decision, ToolCall
     from codingcode.approval.rules import Policy
     from codingcode.checkpoints.recorder import CheckpointRecorder
+    from codingcode.workspace import Workspace
 
 
 @dataclass
@@ -48,6 +49,9 @@ class ToolRunner:
     audit: AuditLog | None = None
     #: The hooks of the lifecycle events (PostToolUse, Stop, ...; issue 17); None: none.
     lifecycle: LifecycleHooks | None = None
+    #: The session's project, settings and trust (built once by the front end), handed to
+    #: every tool through its context; None: the tools read what they need themselves.
+    workspace: Workspace | None = None
     _turn: int = field(default=0, init=False)
 
     def context(self, **overrides: Any) -> ToolExecCtx:
@@ -56,6 +60,7 @@ class ToolRunner:
             "session_id": self.session_id,
             "turn_id": self._turn,
             "launcher": self.launcher,
+            "workspace": self.workspace,
         }
         values.update(overrides)
         return ToolExecCtx(**values)
@@ -156,6 +161,10 @@ class ToolRunner:
                 model = validate_arguments(definition, decision.args)
                 ctx = replace(ctx, capabilities=decision.capabilities)
                 track.started()
+                # The sandbox's network proxy files each connection under this call.
+                from codingcode.sandbox.network.runtime import current_call
+
+                token = current_call.set(call.call_id)
                 try:
                     result = await self._execute(definition, model, ctx, on_checkpoint)
                 except AgentError as failed:
@@ -167,6 +176,8 @@ class ToolRunner:
                             self.lifecycle, replace(call, args=decision.args), failed.message
                         )
                     raise
+                finally:
+                    current_call.reset(token)
                 track.finished(result)
             if self.lifecycle is not None:
                 from codingcode.approval.lifecycle import post_tool_use
@@ -217,6 +228,7 @@ def build_runner(
     launcher: Any = None,
     assume_trusted: bool = False,
     checkpoints: bool = False,
+    workspace: Workspace | None = None,
 ) -> ToolRunner:
     """The runner every front end uses for a project: its settings, approval and sandbox.
 
@@ -226,16 +238,22 @@ def build_runner(
     trusted those files (``SettingsFile.trusted``); ``trust_project_grants=False`` ignores
     them regardless. Deny and ask rules always apply. ``checkpoints=True`` (agent sessions)
     checkpoints the project before every call that can change it, as the settings say.
+    ``workspace``: the session's, built once by the front end (None: read one now).
     """
     from codingcode.approval.audit import AuditLog
     from codingcode.approval.hooks import POST_APPROVAL, HookBus
+    from codingcode.approval.rules import load_policy
     from codingcode.approval.setup import build_pipeline
-    from codingcode.config import audit_required, load_settings
+    from codingcode.config import audit_required
+    from codingcode.workspace import workspace_for
 
     service = service or ToolService.default()
     assert service is not None
     project = Path(project).resolve()
-    settings = load_settings(project)
+    workspace = workspace_for(project, workspace)
+    settings = workspace.settings
+    # The user's rules, read once: the approval layer and the sandbox's masks both use them.
+    policy = policy or load_policy(project, settings)
     bus = hooks or HookBus()
     log = (
         AuditLog(emit=lambda rec: bus.emit(POST_APPROVAL, rec), required=audit_required(settings))
@@ -259,11 +277,13 @@ def build_runner(
         policy=policy,
         settings=settings,
         assume_trusted=assume_trusted,
+        workspace=workspace,
     )
     runner = ToolRunner(
         service, project, mode=effective_mode, session_id=session_id, pipeline=pipeline, audit=log
     )
     runner.ignored_grants = ignored
+    runner.workspace = workspace
     from codingcode.approval.hooks import load_command_hooks, runnable_hooks
     from codingcode.approval.lifecycle import LifecycleHooks, permission_layer
 
@@ -283,20 +303,25 @@ def build_runner(
     # The sandbox (issue 4): every command runs contained unless the caller brings its own.
     if launcher is None:
         from codingcode.approval.capabilities import deny_rule_masks
-        from codingcode.approval.rules import load_policy
         from codingcode.sandbox.service import SandboxService
 
         # The user's deny rules on paths are masks too (issue 11): the sandbox backs them.
-        rules = (policy or load_policy(project)).rules
+        rules = policy.rules
         launcher = SandboxService.for_project(
             project,
+            settings,
             trust_project=trust_project_grants,
             deny_read=deny_rule_masks(rules, project),
         )
+        if log is not None:
+            # Every connection attempt through the network proxy joins the audit log.
+            audit_log = log
+            launcher.network_sink = lambda events: audit_log.record_network(
+                [e.to_json() for e in events]
+            )
     runner.launcher = launcher
     if checkpoints:
         from codingcode.checkpoints.recorder import recorder_for
-        from codingcode.config import user_state_dir
 
-        runner.checkpoints = recorder_for(project, settings, user_state_dir())
+        runner.checkpoints = recorder_for(project, settings, workspace.state_dir)
     return runner

@@ -88,7 +88,7 @@ def test_invalid_settings_name_the_file_and_field(project: Path, env: dict[str, 
     path.write_text(json.dumps({"sandbox": {"network": "sometimes"}}))
     r = run_cli(["sandbox", "run", "--", "true"], cwd=project, env=env)
     assert r.code == 2
-    assert str(path) in r.stderr and "sandbox.network must be one of none or allow" in r.stderr
+    assert str(path) in r.stderr and "sandbox.network must be one of off, limited or on" in r.stderr
 
 
 def test_fail_closed_when_the_chosen_backend_is_missing(project: Path, env: dict[str, str]) -> None:
@@ -120,7 +120,7 @@ def test_untrusted_project_cannot_switch_the_sandbox_off(
     assert "ignored what this untrusted project would grant" in r.stderr
     assert "sandbox.mode = 'off'" in r.stderr
     report = json.loads(r.stdout)
-    assert report["policy"]["mode"] == "workspace-write" and report["policy"]["network"] == "none"
+    assert report["policy"]["mode"] == "workspace-write" and report["policy"]["network"] == "off"
 
 
 def sleepers(token: str) -> list[int]:

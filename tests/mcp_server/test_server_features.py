@@ -292,7 +292,7 @@ async def chatty(ctx: ToolExecCtx) -> str:
 @tool(annotations=SAFE, effects=frozenset())
 async def slow() -> str:
     """Takes a while and says nothing."""
-    await anyio.sleep(0.6)
+    await anyio.sleep(1.0)
     return "done"
 
 
@@ -445,3 +445,79 @@ async def test_read_file_gives_an_mcp_client_images_as_image_content(project: Pa
 
     with pytest.raises(AgentError, match="binary file"):
         await server.headless.run("read_file", {"path": "pic.png"})
+
+
+class _Command:
+    """Shaped like codingcode.commands' SlashCommand (the custom-command registry's items)."""
+
+    def __init__(self, name: str, description: str, body: str) -> None:
+        self.name, self.description, self.body = name, description, body
+        self.argument_hint = "FILE"
+        self.source = f"project command {name}.md"
+
+    async def prompt(self, arguments: str) -> Any:
+        class Prepared:
+            text = self.body.replace("$ARGUMENTS", arguments)
+
+        return Prepared()
+
+
+class _Registry:
+    def list(self) -> list[_Command]:
+        return [_Command("review", "Review a file", "Review $ARGUMENTS carefully.")]
+
+
+async def test_custom_commands_are_prompts(project: Path) -> None:
+    from codingcode.mcp_server.prompts import CommandPrompts
+
+    server = build_tool_server(project)
+    server.prompt_sources.append(CommandPrompts(_Registry()))
+    async with Client(server.lowlevel_server(), mode="legacy") as client:
+        listed = await client.list_prompts()
+        got = await client.get_prompt("review", {"arguments": "src/app.py"})
+        with pytest.raises(MCPError, match="takes one argument"):
+            await client.get_prompt("review", {"file": "x"})
+    prompt = listed.prompts[0]
+    assert prompt.name == "review" and prompt.description == "Review a file"
+    assert prompt.arguments and prompt.arguments[0].name == "arguments"
+    assert not prompt.arguments[0].required
+    content = got.messages[0].content
+    assert isinstance(content, types.TextContent)
+    assert content.text == "Review src/app.py carefully."
+
+
+async def test_a_file_name_that_is_not_utf8_is_listed_and_read(project: Path) -> None:
+    name = os.fsdecode(b"caf\xe9.txt")  # Latin-1 bytes: a lone surrogate in Python
+    (project / name).write_text("bonjour")
+    server = build_tool_server(project)
+    async with Client(server.lowlevel_server(), mode="legacy") as client:
+        listed = await client.list_resources()
+        (item,) = [r for r in listed.resources if r.name.startswith("caf")]
+        assert item.name == "caf\ufffd.txt" and "%E9" in str(item.uri)
+        read = await client.read_resource(str(item.uri))
+    content = read.contents[0]
+    assert isinstance(content, types.TextResourceContents) and content.text == "bonjour"
+
+
+async def test_sandbox_deny_read_holds_for_resources(project: Path, tmp_path: Path) -> None:
+    """Masked files (sandbox.denyRead) are neither listed nor read, a symlink to one included."""
+    config = tmp_path / "config"
+    config.mkdir(exist_ok=True)
+    (config / "settings.json").write_text(json.dumps({"sandbox": {"denyRead": ["creds/**"]}}))
+    (project / "creds").mkdir()
+    (project / "creds" / "token.txt").write_text("S3CRET")
+    (project / "notes.md").write_text("visible")
+    os.symlink(project / "creds" / "token.txt", project / "link.txt")
+    server = build_tool_server(project)
+    ref = types.ResourceTemplateReference(type="ref/resource", uri="file:///{path}")
+    async with Client(server.lowlevel_server(), mode="legacy") as client:
+        names = [r.name for r in (await client.list_resources()).resources]
+        completed = await client.complete(ref, {"name": "path", "value": "creds/t"})
+        assert completed.completion.values == []
+        for leaf in ("creds/token.txt", "link.txt"):
+            with pytest.raises(MCPError, match="sandbox.denyRead") as refused:
+                await client.read_resource(f"file://{project}/{leaf}")
+            assert "S3CRET" not in str(refused.value)
+        seen = await client.read_resource(f"file://{project}/notes.md")
+    assert "notes.md" in names and "creds/token.txt" not in names and "link.txt" not in names
+    assert isinstance(seen.contents[0], types.TextResourceContents)

@@ -67,7 +67,8 @@ def test_real_settings_files(
             {"mode": "yolo"},
             "sandbox.mode must be one of workspace-write, read-only or off, got 'yolo'",
         ),
-        ({"network": True}, "sandbox.network must be one of none or allow"),
+        ({"network": True}, "sandbox.network must be an object"),
+        ({"network": "maybe"}, "sandbox.network must be one of off, limited or on"),
         (
             {"backend": "docker"},
             "sandbox.backend must be one of auto, bubblewrap, landlock or none",
@@ -111,7 +112,7 @@ def test_widening_entries_name_their_file(project: Path) -> None:
     assert described == [
         (Scope.PROJECT, "mode", "workspace-write"),  # wider than the user's read-only
         (Scope.PROJECT, "backend", "none"),
-        (Scope.PROJECT, "network", "allow"),
+        (Scope.PROJECT, "network", "on"),
         (Scope.PROJECT, "writable_roots", "/opt"),
     ]
     assert "project settings" in widening[0].describe()

@@ -101,7 +101,7 @@ async def wait_for_user(session: Any, ask: Callable[[], Awaitable[T]]) -> T:
     they are."""
     import anyio
 
-    from codingcode.agent.session import first_error
+    from codingcode.cancel import first_error
 
     hooks = session.runner.lifecycle
     if hooks is None or not hooks.has("Notification"):

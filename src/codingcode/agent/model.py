@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from codingcode.config import Scope, SettingsError, load_settings
+from codingcode.config import Scope, Settings, SettingsError
 from codingcode.errors import AgentError, ErrorKind
 
 MODEL_ENV = "CODINGCODE_MODEL"
@@ -105,13 +105,20 @@ def parse_model(text: str, *, source: str, scope: Scope | None = None) -> ModelS
     return ModelSpec(provider, model, source, scope)
 
 
-def resolve_model(project: Path, flag: str | None = None) -> ModelSpec:
+def resolve_model(
+    project: Path, flag: str | None = None, *, settings: Settings | None = None
+) -> ModelSpec:
+    """The model of ``--model``, else ``$CODINGCODE_MODEL``, else the settings' ``model``
+    (``settings``: the session's, as its workspace read them)."""
     if flag:
         return parse_model(flag, source="--model")
     env = os.environ.get(MODEL_ENV, "").strip()
     if env:
         return parse_model(env, source=MODEL_ENV)
-    settings = load_settings(project)
+    if settings is None:
+        from codingcode.workspace import workspace_for
+
+        settings = workspace_for(project, None).settings
     chosen: tuple[str, Path, Scope] | None = None
     for f, value in settings.sources("model"):
         if not isinstance(value, str):

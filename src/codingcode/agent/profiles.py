@@ -19,6 +19,7 @@ have written: the trust logic decides whether its tool grants apply.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -195,15 +196,19 @@ def profile_dirs(project: Path) -> list[tuple[Scope, Path]]:
     ]
 
 
-def load_agents(project: Path) -> dict[str, AgentSpec]:
+def load_agents(
+    project: Path, is_trusted: Callable[[Path, bytes], bool] | None = None
+) -> dict[str, AgentSpec]:
     """Every profile by name: built-ins, then the user's, then the project's.
 
-    A project profile whose file the user has not trusted keeps only read-only tools.
+    A project profile whose file the user has not trusted keeps only read-only tools
+    (``is_trusted(path, data)``: the session workspace's check; default: the user's records).
     """
-    from codingcode.trust import TrustStore
+    if is_trusted is None:
+        from codingcode.workspace import workspace_for
 
+        is_trusted = workspace_for(project, None).is_trusted
     agents = {a.name: a for a in BUILTIN_AGENTS}
-    store = TrustStore()
     for scope, directory in profile_dirs(project):
         if not directory.is_dir():
             continue
@@ -211,7 +216,7 @@ def load_agents(project: Path) -> dict[str, AgentSpec]:
             data = path.read_bytes()
             spec = parse_profile(path, scope, data)
             # Checked against the very bytes parsed: no window between check and use.
-            if scope is Scope.PROJECT and not store.is_trusted(project, path, data):
+            if scope is Scope.PROJECT and not is_trusted(path, data):
                 spec = untrusted_view(spec)
             agents[spec.name] = spec
     return agents

@@ -48,10 +48,13 @@ from codingcode.agent.transcript import (
     UsageReported,
 )
 from codingcode.approval.confirm import Confirmer
+from codingcode.cancel import first_error
 
 if TYPE_CHECKING:
     from codingcode.approval.pipeline import Decision
     from codingcode.approval.rules import Rule
+    from codingcode.config import Settings
+    from codingcode.workspace import Workspace
 from codingcode.cancel import CancelSignal
 from codingcode.errors import AgentError, ErrorKind
 from codingcode.runner import ToolRunner, build_runner
@@ -78,24 +81,6 @@ OVERFLOW_RETRIES = 2
 OVERFLOW_SHRINK = 0.7
 
 EventSink = Callable[[AgentEvent], None]
-
-
-def first_error(group: BaseExceptionGroup[Any]) -> BaseException:
-    """The exception a task group failed with (a KeyboardInterrupt or the first error)."""
-    leaves: list[BaseException] = []
-
-    def walk(g: BaseExceptionGroup[Any]) -> None:
-        for e in g.exceptions:
-            if isinstance(e, BaseExceptionGroup):
-                walk(e)
-            else:
-                leaves.append(e)
-
-    walk(group)
-    for e in leaves:
-        if isinstance(e, KeyboardInterrupt):
-            return e
-    return leaves[0] if leaves else group
 
 
 def new_session_id() -> str:
@@ -604,6 +589,10 @@ class AgentSession:
         return shown
 
     # -- sub-agents ----------------------------------------------------------------------
+    def _workspace_settings(self) -> Settings | None:
+        workspace = self.runner.workspace
+        return workspace.settings if workspace is not None else None
+
     def spawn(self, spec: AgentSpec) -> AgentSession:
         """A child session for ``spec``: its own history, tools filtered by its profile,
         calls through the same pipeline under the session id ``parent/child``."""
@@ -611,7 +600,9 @@ class AgentSession:
         child_id = f"{self.session_id}/{spec.name}-{self._children}"
         if spec.model:
             model = parse_model(spec.model, source=spec.origin, scope=spec.scope)
-            provider = make_provider(model, project=self.project)
+            provider = make_provider(
+                model, project=self.project, settings=self._workspace_settings()
+            )
             self._owned_providers.append(provider)
         else:
             model, provider = self.model, self.provider
@@ -633,6 +624,7 @@ class AgentSession:
             confirmer=self.confirmer,
             spill_dir=self.spill_dir,
             extra_rules=self.extra_rules,
+            workspace=self.runner.workspace,
         )
         # A sub-agent's tokens count in the session's totals (and its cost), and what the
         # user granted "for this session" holds for it too (both ways: one session).
@@ -661,13 +653,16 @@ def open_session(
     append_system_prompt: Sequence[str] = (),
     extra_rules: Sequence[Rule] = (),
     spill_dir: Path | None = None,
+    workspace: Workspace | None = None,
 ) -> AgentSession:
     """A ready session: the service's tools (C1: a registered tool is offered), the
     session's resolver, a runner for the project, and the model's provider.
 
     ``save`` records the session as it goes (``agent.sessions.store``); ``resume`` continues
     a saved one (its id, history and file). ``extra_rules`` are approval rules added for this
-    session only (``--allowed-tools`` / ``--disallowed-tools``).
+    session only (``--allowed-tools`` / ``--disallowed-tools``). ``workspace``: the session's
+    project, settings and trust, built once by the front end and shared with sub-agents
+    (None: read one now).
     """
     from codingcode.agent.context.prompt import (
         BASE_PROMPT,
@@ -677,20 +672,22 @@ def open_session(
     )
     from codingcode.agent.dispatch import make_dispatch_tool
     from codingcode.agent.sessions.store import project_dir
+    from codingcode.workspace import workspace_for
 
     project = project.resolve()
+    workspace = workspace_for(project, workspace)
     service = service if service is not None else ToolService.default()
-    agents = agents if agents is not None else load_agents(project)
+    agents = agents if agents is not None else load_agents(project, workspace.is_trusted)
     if resume is not None:
         session_id = resume.session_id
     session_id = session_id or new_session_id()
     owned = provider is None
-    provider = provider or make_provider(model, project=project)
+    provider = provider or make_provider(model, project=project, settings=workspace.settings)
     policy = None
     if extra_rules:
         from codingcode.approval.rules import load_policy
 
-        policy = load_policy(project)
+        policy = load_policy(project, workspace.settings)
         policy.rules.extend(extra_rules)
     # confirmer=None: headless, the pipeline turns an ask into a deny saying how to allow it.
     runner = build_runner(
@@ -701,8 +698,9 @@ def open_session(
         confirmer=confirmer,
         policy=policy,
         checkpoints=True,
+        workspace=workspace,
     )
-    settings = load_agent_settings(project)
+    settings = load_agent_settings(project, workspace.settings)
     store: SessionStore | None = None
     if resume is not None:
         store = SessionStore(resume.directory, session_id)

@@ -36,7 +36,7 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -136,8 +136,31 @@ def _v3(conn: sqlite3.Connection) -> None:
     _add_column(conn, "approval_audit", "grant_rule", "TEXT")
 
 
+def _v4(conn: sqlite3.Connection) -> None:
+    # Every connection attempt through the sandbox's network proxy, allowed or refused,
+    # with the call it belongs to (issue 16).
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS network_audit (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            call_id TEXT,
+            time REAL NOT NULL,
+            method TEXT NOT NULL,
+            host TEXT NOT NULL,
+            port INTEGER NOT NULL,
+            allowed INTEGER NOT NULL,
+            reason TEXT,
+            setting TEXT,
+            address TEXT
+        );
+        CREATE INDEX IF NOT EXISTS network_audit_call ON network_audit (call_id);
+        """,
+    )
+
+
 #: MIGRATIONS[i] brings a database from version i to i + 1. Append only; each one additive.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -506,6 +529,37 @@ class AuditLog:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             row,
         )
+
+    def record_network(self, events: Sequence[Mapping[str, Any]]) -> None:
+        """Record the sandbox proxy's connection events of one call (``ConnectionEvent.to_json``
+        form). Never raises: the command is over either way."""
+        for e in events:
+            row = (
+                safe_text(str(e.get("call") or "")) or None,
+                float(e.get("when") or time.time()),
+                safe_text(str(e.get("method", "")))[:20],
+                safe_text(str(e.get("host", "")))[:300],
+                int(e.get("port") or 0),
+                1 if e.get("allowed") else 0,
+                safe_text(shorten(str(e.get("reason") or ""))) or None,
+                str(e.get("setting") or "") or None,
+                str(e.get("address") or "") or None,
+            )
+            if not self._write(
+                "INSERT INTO network_audit (call_id, time, method, host, port, allowed, reason,"
+                " setting, address) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            ):
+                return
+
+    def query_network(self, *, call_id: str | None = None, limit: int = 50) -> list[Any]:
+        """The proxy's connection records (newest last): (call_id, time, method, host, port,
+        allowed, reason, setting, address)."""
+        where, params = ([], []) if call_id is None else (["call_id = ?"], [call_id])
+        columns = [
+            "call_id", "time", "method", "host", "port", "allowed", "reason", "setting", "address",
+        ]  # fmt: skip
+        return self._select("network_audit", columns, where, params, limit)
 
     def track(self, call: ToolCall, *, reports_exit_code: bool = False) -> CallTracker:
         """A context manager around one call that records its outcome (see :class:`CallTracker`)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codingcode.approval.audit import AuditLog
 from codingcode.approval.confirm import Confirmer
@@ -29,9 +29,12 @@ from codingcode.config import (
     Settings,
     SettingsError,
     ignore_local_settings,
-    load_settings,
 )
 from codingcode.modes import PERMISSION_MODES
+from codingcode.workspace import workspace_for
+
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
 
 
 def build_pipeline(
@@ -46,13 +49,16 @@ def build_pipeline(
     policy: Policy | None = None,
     settings: Settings | None = None,
     assume_trusted: bool = False,
+    workspace: Workspace | None = None,
 ) -> tuple[ApprovalPipeline, str, list[str]]:
     """The pipeline for ``project``, the mode it runs in, and the project grants ignored.
 
     ``assume_trusted`` (for ``check``'s comparison) applies untrusted allow rules and modes
     as if trusted, but still never runs an untrusted hook: a dry run executes no one's code.
     """
-    settings = settings or load_settings(project)
+    if settings is None:
+        workspace = workspace_for(project, workspace)
+        settings = workspace.settings
     policy = policy or load_policy(project, settings)
     all_hooks = load_command_hooks(settings)
     distrust = not trust_project_grants
@@ -77,6 +83,7 @@ def build_pipeline(
     else:
         log = None
     state = {"engine": engine}
+    trust = workspace.trust if workspace is not None else None
 
     def persist(action: str, text: str, scope: str = "local") -> None:
         from codingcode.approval.grants import split_rules
@@ -92,10 +99,11 @@ def build_pipeline(
         except RuleSyntaxError as exc:
             raise ValueError(str(exc)) from None
         for one in rules:
-            add_rule(path, action, one, project=project)  # type: ignore[arg-type]
+            add_rule(path, action, one, project=project, trust=trust)  # type: ignore[arg-type]
         if created:
             ignore_local_settings(path)  # personal answers stay out of git
-        fresh = load_policy(project).without_untrusted_grants(distrust_project=distrust)
+        reread = workspace.reload().settings if workspace is not None else None
+        fresh = load_policy(project, reread).without_untrusted_grants(distrust_project=distrust)
         state["engine"] = RuleEngine(fresh.rules, project)  # applies from the next call on
 
     def session_engine(texts: list[str]) -> RuleEngine:
@@ -122,11 +130,15 @@ def build_pipeline(
     pipeline.make_engine = session_engine
     approvals = approvals_settings(settings, distrust)
     if approvals.get("autoAllowSandboxed") is True:
-        pipeline.contained = sandbox_contains(project, trust_project=not distrust)
+        pipeline.contained = sandbox_contains(
+            project, trust_project=not distrust, settings=settings
+        )
     return pipeline, effective, ignored
 
 
-def sandbox_contains(project: Path, *, trust_project: bool) -> Callable[[ToolCall], bool]:
+def sandbox_contains(
+    project: Path, *, trust_project: bool, settings: Settings | None = None
+) -> Callable[[ToolCall], bool]:
     """``approvals.autoAllowSandboxed``: a command tool's call the sandbox fully contains —
     the sandbox is on and enforced, no network, writes only to the project (no extra
     writable roots), run from inside the project."""
@@ -136,7 +148,9 @@ def sandbox_contains(project: Path, *, trust_project: bool) -> Callable[[ToolCal
 
     def sandbox_ok() -> bool:
         if "ok" not in verdict:
-            verdict["ok"] = sandbox_fully_contains(project, trust_project=trust_project)
+            verdict["ok"] = sandbox_fully_contains(
+                project, trust_project=trust_project, settings=settings
+            )
         return verdict["ok"]
 
     def check(call: ToolCall) -> bool:
@@ -149,14 +163,16 @@ def sandbox_contains(project: Path, *, trust_project: bool) -> Callable[[ToolCal
     return check
 
 
-def sandbox_fully_contains(project: Path, *, trust_project: bool = True) -> bool:
+def sandbox_fully_contains(
+    project: Path, *, trust_project: bool = True, settings: Settings | None = None
+) -> bool:
     """Whether the project's sandbox is on, enforced here, offline, and writes only the project."""
     from codingcode.sandbox.backends import NoneBackend
     from codingcode.sandbox.policy import Network, SandboxMode
     from codingcode.sandbox.service import SandboxService
 
     try:
-        service = SandboxService.for_project(project, trust_project=trust_project)
+        service = SandboxService.for_project(project, settings, trust_project=trust_project)
         policy = service.policy
         if not policy.contained or policy.network is not Network.NONE:
             return False

@@ -46,7 +46,7 @@ async def run_with_sigint(session: AgentSession, prompt: str) -> Outcome:
     """
     import anyio
 
-    from codingcode.agent.session import first_error
+    from codingcode.cancel import first_error
 
     result: list[Outcome] = []
 
@@ -91,11 +91,14 @@ async def cli_session(
     from codingcode.agent.session import DEFAULT_MAX_TURNS
     from codingcode.cli.tool_service import cli_tool_service
     from codingcode.mcp.client import open_project_mcp
+    from codingcode.workspace import Workspace
 
-    spec = resolve_model(project, model)  # before starting any server: fail fast
+    # The session's settings and trust, read once here and handed down to everything below.
+    workspace = Workspace.load(project)
+    spec = resolve_model(project, model, settings=workspace.settings)  # fail fast
     rules, hidden = tool_rules(allowed_tools, disallowed_tools)
     service = cli_tool_service()  # C1: registered at set-up, hence offered to the model
-    async with open_project_mcp(project, service) as mcp:
+    async with open_project_mcp(project, service, workspace=workspace) as mcp:
         for line in mcp.notes():
             notify(line)
         if hidden:
@@ -114,6 +117,7 @@ async def cli_session(
             resume=resume,
             append_system_prompt=append_system_prompt,
             extra_rules=rules,
+            workspace=workspace,
         )
         if session.runner.ignored_grants:
             from codingcode.config import untrusted_note

@@ -356,7 +356,11 @@ async def _interactive(
         session.service.register(
             make_exit_plan_mode_tool(leave_plan, lambda: session.mode), replace=True
         )
-        return await _prompt_loop(console, view, session, project, confirmer)
+        from codingcode.mcp.interaction import TerminalInteraction, install
+
+        # MCP servers' questions (elicitation), progress and warnings, on this terminal.
+        with install(TerminalInteraction(console, confirmer.lock, view.finish)):
+            return await _prompt_loop(console, view, session, project, confirmer)
 
 
 def untrusted_grants(project: Path) -> bool:

@@ -89,12 +89,28 @@ class HeadlessReporter:
         if isinstance(event, ToolCallStarted):
             typer.echo(f"{indent}> {event.call.name}({summarize_args(event.call)})", err=True)
         elif isinstance(event, ToolCallFinished) and event.result.is_error:
-            first = event.result.content.strip().splitlines()[0] if event.result.content else ""
-            typer.echo(f"{indent}  ! {event.result.error_kind}: {first[:200]}", err=True)
+            typer.echo(f"{indent}  ! {error_line(event.result.error_kind, event.result.content)}",
+                       err=True)  # fmt: skip
         elif isinstance(event, SubAgentStarted):
             typer.echo(f"{indent}[sub-agent {event.agent} started]", err=True)
         elif isinstance(event, SubAgentFinished):
             typer.echo(f"{indent}[sub-agent {event.agent} finished]", err=True)
+
+
+#: A failed call's output is shown by its first line, cut here (its whole text went to the
+#: model); a denial is shown whole: it says how to allow the call.
+ERROR_LINE_CHARS = 300
+
+
+def error_line(kind: str | None, content: str) -> str:
+    """How the progress lines on stderr show a failed or denied call."""
+    text = content.strip()
+    if kind == "denied":
+        return f"{kind}: " + " ".join(text.split())
+    first = text.splitlines()[0] if text else ""
+    if len(first) > ERROR_LINE_CHARS:
+        first = f"{first[:ERROR_LINE_CHARS]}… ({len(first) - ERROR_LINE_CHARS} more characters)"
+    return f"{kind}: {first}"
 
 
 def stream_records(event: AgentEvent) -> list[dict[str, Any]]:

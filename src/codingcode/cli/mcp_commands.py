@@ -111,10 +111,12 @@ def list_command(
     import anyio
 
     from codingcode.mcp.client import McpManager
-    from codingcode.mcp.config import load_mcp_servers, trust_store_filter
+    from codingcode.mcp.config import load_mcp_servers, project_trust_filter
+    from codingcode.workspace import Workspace
 
     root = project_dir(project)
-    configs = load_mcp_servers(root)
+    workspace = Workspace.load(root)
+    configs = load_mcp_servers(root, settings=workspace.settings)
     if not configs:
         typer.echo(
             "No MCP servers configured (add them to .mcp.json or mcpServers in the settings)."
@@ -122,7 +124,9 @@ def list_command(
         return
 
     async def collect() -> list[dict[str, Any]]:
-        async with McpManager(configs, project=root, start_filter=trust_store_filter(root)) as m:
+        async with McpManager(
+            configs, project=root, start_filter=project_trust_filter(workspace.is_trusted)
+        ) as m:
             rows = []
             for conn in m.servers.values():
                 cfg = conn.config
@@ -151,8 +155,9 @@ def list_command(
             return rows
 
     rows = anyio.run(collect)
-    # Exit 1 when a server failed (skipped ones, e.g. untrusted, are not failures).
-    failed = any(row["state"] == "failed" for row in rows)
+    # Exit 1 when a server failed or needs a login (skipped ones, e.g. untrusted, are not
+    # failures).
+    failed = any(row["state"] in ("failed", "needs login") for row in rows)
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         if failed:
@@ -181,3 +186,102 @@ def list_command(
 
 def register(app: typer.Typer) -> None:
     app.add_typer(mcp_app, name="mcp")
+
+
+def _http_server(root: Path, name: str) -> Any:
+    """The configured HTTP server ``name`` of the project, or exit 2 saying why not."""
+    from codingcode.mcp.config import HttpEntry, load_mcp_servers
+
+    configs = load_mcp_servers(root)
+    config = configs.get(name)
+    if config is None:
+        known = ", ".join(sorted(configs)) or "none"
+        _say(f"No MCP server named {name!r} (configured: {known}).")
+        raise typer.Exit(2)
+    if not isinstance(config.entry, HttpEntry):
+        _say(f"MCP server {name!r} is a stdio server; only HTTP servers log in.")
+        raise typer.Exit(2)
+    return config
+
+
+@mcp_app.command("login")
+def login_command(
+    name: Annotated[str, typer.Argument(help="The configured HTTP MCP server.")],
+    project: ProjectOption = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds to wait for the browser.", min=1)
+    ] = 300.0,
+) -> None:
+    """Log in to an HTTP MCP server with OAuth (opens the browser; $BROWSER is honoured)."""
+    import dataclasses
+
+    import anyio
+
+    from codingcode.errors import AgentError
+    from codingcode.mcp.config import trust_store_filter
+    from codingcode.mcp.connection import ServerConnection
+    from codingcode.mcp.oauth import FileTokenStorage, login_provider, uses_oauth
+
+    root = project_dir(project)
+    config = _http_server(root, name)
+    if not uses_oauth(config):
+        _say(
+            f"MCP server {name!r} does not use OAuth (its entry sends its own Authorization "
+            'header or sets "oauth": false).'
+        )
+        raise typer.Exit(2)
+    refused = trust_store_filter(root)(config)
+    if refused is not None:
+        _say(f"MCP server {name!r} is {refused}.")
+        raise typer.Exit(1)
+    oauth = config.entry.oauth
+    if not isinstance(oauth, bool) and oauth.grant_type == "client_credentials":
+        typer.echo(
+            f"MCP server {name!r} uses the client credentials of its entry: no browser "
+            "login is needed (tokens are fetched when a session connects)."
+        )
+        return
+    # The handshake waits for the person at the browser.
+    waiting = int(timeout * 1000) + config.entry.startup_timeout_ms
+    config = dataclasses.replace(
+        config, entry=config.entry.model_copy(update={"startup_timeout_ms": waiting})
+    )
+
+    async def login() -> str | None:
+        async with (
+            login_provider(config, timeout_s=timeout) as auth,
+            anyio.create_task_group() as tg,
+        ):
+            conn = ServerConnection(config, project=root, task_group=tg, auth=auth)
+            try:
+                await conn.ensure_started()
+            except AgentError as exc:
+                return str(exc)
+            finally:
+                await conn.stop()
+        return None
+
+    error = anyio.run(login)
+    if error is not None:
+        _say(f"Login to {name!r} failed: {error}")
+        raise typer.Exit(1)
+    storage = FileTokenStorage(config)
+    if storage.has_tokens():
+        typer.echo(f"Logged in to {name!r}; the tokens are kept in {storage.path}.")
+    else:
+        typer.echo(f"MCP server {name!r} answered without asking for a login; nothing stored.")
+
+
+@mcp_app.command("logout")
+def logout_command(
+    name: Annotated[str, typer.Argument(help="The configured HTTP MCP server.")],
+    project: ProjectOption = None,
+) -> None:
+    """Forget the stored OAuth tokens and client registration of an HTTP MCP server."""
+    from codingcode.mcp.oauth import FileTokenStorage
+
+    config = _http_server(project_dir(project), name)
+    if FileTokenStorage(config).clear():
+        typer.echo(f"Logged out of {name!r}.")
+    else:
+        typer.echo(f"MCP server {name!r} had no stored login.")

@@ -122,6 +122,14 @@ class SlashHandler:
         custom = self.custom.get(name[1:]) if name not in COMMANDS else None
         if custom is not None:
             return await self.run_custom(custom, arg)
+        if name not in COMMANDS and ":" in name:  # an MCP server's prompt: /server:prompt ARGS
+            from codingcode.mcp.prompts import prompt_command
+
+            try:
+                return Result(prompt=await prompt_command(self.session.service, name[1:], arg))
+            except AgentError as exc:
+                self.console.print(f"[yellow]{escape(name)}:[/] {escape(exc.message)}")
+                return Result()
         if name not in COMMANDS or handler is None:
             names = [*COMMANDS, *(f"/{c.name}" for c in self.custom.list())]
             close = difflib.get_close_matches(name, names, n=1)
@@ -374,6 +382,13 @@ class SlashHandler:
                 self.console.print(f"[yellow]@{target} not attached:[/] {exc.message}")
                 continue
             blocks.append(f'<file path="{target}">\n{content}\n</file>')
+        from codingcode.mcp.resources import attach_resources  # @server:uri mentions
+
+        blocks += await attach_resources(
+            session,
+            text,
+            lambda line: self.console.print(line, markup=False, emoji=False, highlight=False),
+        )
         if not blocks:
             return text
         return text + "\n\nAttached files:\n" + "\n".join(blocks)

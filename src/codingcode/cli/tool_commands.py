@@ -83,19 +83,27 @@ def register(app: typer.Typer) -> None:
         from codingcode.approval.confirm import TerminalConfirmer
         from codingcode.cli.tool_service import cli_tool_service
         from codingcode.runner import build_runner
+        from codingcode.workspace import Workspace
 
         args = parse_args_json(args_json)
         root = project_dir(project)
+        workspace = Workspace.load(root)  # settings and trust, read once for the call
         # On a terminal the user is asked, as in the app; without one an ask is a deny.
         confirmer = TerminalConfirmer() if TerminalConfirmer.available() else None
         runner = build_runner(
-            root, mode=check_mode(mode), service=cli_tool_service(), confirmer=confirmer
+            root,
+            mode=check_mode(mode),
+            service=cli_tool_service(),
+            confirmer=confirmer,
+            workspace=workspace,
         )
         if runner.ignored_grants:
             from codingcode.config import untrusted_note
 
             typer.echo(untrusted_note(runner.ignored_grants, root), err=True)
-        if ":" not in name:
+        from codingcode.mcp.resources import LIST_TOOL, READ_TOOL
+
+        if ":" not in name and name not in (LIST_TOOL, READ_TOOL):
             typer.echo(anyio.run(runner.run, name, args))
             return
 
@@ -103,7 +111,7 @@ def register(app: typer.Typer) -> None:
             # Only an MCP tool (server:tool) needs the project's servers started.
             from codingcode.mcp.client import open_project_mcp
 
-            async with open_project_mcp(root, runner.service) as mcp:
+            async with open_project_mcp(root, runner.service, workspace=workspace) as mcp:
                 missing = mcp.unavailable(name)  # its server never started: say why, once
                 if missing is not None:
                     raise missing
@@ -161,15 +169,18 @@ async def session_tools(project: Path) -> tuple[list[dict[str, Any]], list[str]]
     from codingcode.mcp.client import open_project_mcp
     from codingcode.tools.resolver import DISPATCH_AGENT_NAME
     from codingcode.tools.search import TOOL_SEARCH_NAME
+    from codingcode.workspace import Workspace
 
+    workspace = Workspace.load(project)
     service = cli_tool_service()
-    async with open_project_mcp(project, service) as mcp:
+    async with open_project_mcp(project, service, workspace=workspace) as mcp:
         notes = list(mcp.notes())
         session = open_session(
             project,
             model=ModelSpec("openai", "none", "tools"),
             provider=_NoModel(),
             service=service,
+            workspace=workspace,
         )
         resolver = session.resolver
         listed = resolver.eligible()

@@ -17,6 +17,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -28,6 +29,9 @@ from codingcode.process import Launcher
 from codingcode.tools.definition import ToolDefinition
 from codingcode.tools.service import ToolService
 
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
+
 __all__ = [
     "MAX_PAGES",
     "MAX_RESULT_CHARS",
@@ -37,6 +41,9 @@ __all__ = [
     "open_project_mcp",
     "render_result",
 ]
+
+
+_NOT_RUNNING = (ServerState.SKIPPED, ServerState.FAILED, ServerState.NEEDS_LOGIN)
 
 
 class McpManager:
@@ -90,6 +97,13 @@ class McpManager:
                     conn.skip("disabled in its configuration")
                 elif reason is not None:
                     conn.skip(reason)
+            if self.service is not None:  # "server X failed (why)", not "Unknown tool"
+                from codingcode.mcp import prompts
+
+                self.service.missing = self.unavailable
+                stack.callback(setattr, self.service, "missing", None)
+                prompts.bind(self.service, self)  # /server:prompt finds its server
+                stack.callback(prompts.bind, self.service, None)
             await self.start_all()
             self._stack = stack.pop_all()
         return self
@@ -117,6 +131,13 @@ class McpManager:
     def _register(self, conn: ServerConnection) -> None:
         if self.service is None:
             return
+        caps = conn.capabilities
+        if caps is not None and caps.resources is not None:
+            from codingcode.mcp.resources import READ_TOOL, resource_tools
+
+            if READ_TOOL not in self.service:  # the resource tools, once any server has some
+                for d in resource_tools(self):
+                    self.service.register(d, replace=True)
         definitions = conn.tool_definitions()
         names = {d.name for d in definitions}
         for stale in self._registered.get(conn.name, set()) - names:
@@ -136,7 +157,7 @@ class McpManager:
         """
         server, sep, _ = tool_name.partition(":")
         conn = self.servers.get(server) if sep else None
-        if conn is None or conn.state not in (ServerState.SKIPPED, ServerState.FAILED):
+        if conn is None or conn.state not in _NOT_RUNNING:
             return None
         if self.service is not None and tool_name in self.service:
             return None  # imported before it failed: calling it restarts the server
@@ -146,15 +167,20 @@ class McpManager:
         )
 
     def failed(self) -> list[ServerConnection]:
-        """The servers that failed to start or stopped with an error (not the skipped)."""
-        return [c for c in self.servers.values() if c.state is ServerState.FAILED]
+        """The servers that failed to start, stopped with an error or need a login (not
+        the skipped)."""
+        return [
+            c
+            for c in self.servers.values()
+            if c.state in (ServerState.FAILED, ServerState.NEEDS_LOGIN)
+        ]
 
     def notes(self) -> list[str]:
         """One line per server that is not running (skipped or failed), for the user."""
         return [
             f"MCP server {conn.name!r} {conn.state.value}: {conn.error}"
             for conn in self.servers.values()
-            if conn.state in (ServerState.SKIPPED, ServerState.FAILED)
+            if conn.state in _NOT_RUNNING
         ]
 
 
@@ -164,6 +190,7 @@ async def open_project_mcp(
     service: ToolService,
     *,
     trusted: bool | None = None,
+    workspace: Workspace | None = None,
 ) -> AsyncIterator[McpManager]:
     """The project's MCP servers for one session, their tools registered in ``service``.
 
@@ -175,11 +202,20 @@ async def open_project_mcp(
             for line in mcp.notes(): print(line, file=sys.stderr)
             ...  # create_session_tool_resolver(service, ...) sees the server:tool tools
     """
-    from codingcode.mcp.config import load_mcp_servers, project_trust_filter, trust_store_filter
+    from codingcode.mcp.config import load_mcp_servers, project_trust_filter
+    from codingcode.workspace import workspace_for
 
-    configs = load_mcp_servers(project)
-    start_filter = trust_store_filter(project) if trusted is None else project_trust_filter(trusted)
+    # ``workspace``: the session's settings and trust records, read once by the front end.
+    workspace = workspace_for(project, workspace)
+    configs = load_mcp_servers(project, settings=workspace.settings)
+    start_filter = project_trust_filter(workspace.is_trusted if trusted is None else trusted)
+
+    def sandbox() -> Launcher:  # a `"sandbox": true` server's: the session's settings
+        from codingcode.sandbox.service import SandboxService
+
+        return SandboxService.for_project(project, workspace.settings)
+
     async with McpManager(
-        configs, project=project, service=service, start_filter=start_filter
+        configs, project=project, service=service, start_filter=start_filter, launcher=sandbox
     ) as m:
         yield m

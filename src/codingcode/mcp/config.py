@@ -22,6 +22,11 @@ the server and the field. Our own optional keys (other clients ignore them):
 * ``disabled`` (bool): keep the entry but do not start the server.
 * ``sandbox`` (bool, stdio only, default false): start the server inside codingcode's OS
   sandbox, under the project's ``sandbox`` settings (so, by default, no network).
+* ``elicitation``: ``"ask"`` (default; headless runs decline), ``"accept-defaults"`` (with
+  no one to ask, accept the form filled with its schema's defaults) or ``"decline"``.
+* ``oauth`` (HTTP only): ``false`` to never log in, or an object with a pre-registered
+  ``client_id`` (``client_secret``, ``callback_port``, ``scope``, ``client_metadata_url``);
+  see :mod:`codingcode.mcp.oauth`.
 
 Sources, later overriding earlier by server name: the user's settings (user scope), the
 project's ``.mcp.json``, ``.codingcode/settings.json`` and ``settings.local.json`` (project
@@ -39,9 +44,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from codingcode.config import Scope, Settings, SettingsError, load_settings
+from codingcode.config import Scope, Settings, SettingsError
 
 MCP_JSON = ".mcp.json"
 #: A server with more tools than this has them deferred unless its entry says otherwise:
@@ -61,6 +66,10 @@ class _Common(BaseModel):
     disabled: bool = False
     timeout_ms: int = Field(DEFAULT_TIMEOUT_MS, gt=0, le=3_600_000)
     startup_timeout_ms: int = Field(DEFAULT_STARTUP_TIMEOUT_MS, gt=0, le=600_000)
+    #: A server's questions (elicitation): ``ask`` the user (headless: decline),
+    #: ``accept-defaults`` (with no one to ask, accept the form filled with its defaults),
+    #: ``decline`` always.
+    elicitation: Literal["ask", "accept-defaults", "decline"] = "ask"
 
 
 class StdioEntry(_Common):
@@ -73,11 +82,52 @@ class StdioEntry(_Common):
     sandbox: bool = False
 
 
+class OAuthEntry(BaseModel):
+    """``"oauth": {...}`` of an HTTP server: a pre-registered client and its options.
+    Plain OAuth (discovery, dynamic registration) needs none of it."""
+
+    model_config = ConfigDict(extra="ignore")
+    client_id: str | None = Field(default=None, min_length=1)
+    client_secret: str | None = None
+    #: The scopes to ask for at first (a server's challenge may ask for more).
+    scope: str | None = None
+    #: The loopback port of the redirect (a pre-registered client's redirect URI is
+    #: ``http://127.0.0.1:PORT/callback``); unset: any free port.
+    callback_port: int | None = Field(default=None, gt=0, lt=65536)
+    #: A client-ID metadata document URL (HTTPS), used when the server supports it.
+    client_metadata_url: str | None = Field(default=None, pattern=r"^https://[^/]+/.+")
+    #: ``authorization_code`` (a person logs in: ``codingcode mcp login``) or
+    #: ``client_credentials`` (no person: ``client_id`` with ``client_secret``, or with
+    #: ``private_key_pem`` and ``signing_algorithm`` for a signed JWT assertion).
+    grant_type: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    private_key_pem: str | None = None
+    signing_algorithm: str = "RS256"
+    #: How the client secret is sent to the token endpoint (client credentials).
+    token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post"] = (
+        "client_secret_basic"
+    )
+    #: The authorization server the client credentials belong to (its issuer URL).
+    issuer: str | None = None
+
+    @model_validator(mode="after")
+    def _grant_needs(self) -> OAuthEntry:
+        if self.grant_type == "client_credentials" and not (
+            self.client_id and (self.client_secret or self.private_key_pem)
+        ):
+            raise ValueError(
+                "grant_type client_credentials needs client_id and client_secret "
+                "(or private_key_pem)"
+            )
+        return self
+
+
 class HttpEntry(_Common):
     #: ``http`` / ``streamable-http``: streamable HTTP; ``sse``: the old HTTP+SSE transport.
     type: Literal["http", "streamable-http", "streamableHttp", "sse"]
     url: str = Field(pattern=r"^https?://")
     headers: dict[str, str] = Field(default_factory=dict)
+    #: OAuth: on unless ``false`` or the entry sends its own Authorization header.
+    oauth: OAuthEntry | bool = True
 
 
 @dataclass(frozen=True)
@@ -136,6 +186,13 @@ def _expand(raw: dict[str, Any], server: str, env: Mapping[str, str]) -> dict[st
             expand_vars(a, server=server, field=f"args[{i}]", env=env) if isinstance(a, str) else a
             for i, a in enumerate(out["args"])
         ]
+    if isinstance(out.get("oauth"), dict):
+        out["oauth"] = {
+            k: expand_vars(v, server=server, field=f"oauth.{k}", env=env)
+            if isinstance(v, str)
+            else v
+            for k, v in out["oauth"].items()
+        }
     for key in ("env", "headers"):
         if isinstance(out.get(key), dict):
             out[key] = {
@@ -217,7 +274,10 @@ def load_mcp_servers(
     env: Mapping[str, str] | None = None,
 ) -> dict[str, McpServerConfig]:
     """Every configured server of ``project``, later sources overriding earlier by name."""
-    settings = settings if settings is not None else load_settings(project)
+    if settings is None:
+        from codingcode.workspace import workspace_for
+
+        settings = workspace_for(project, None).settings
     servers: dict[str, McpServerConfig] = {}
     user_files = [f for f in settings.files if f.scope is Scope.USER]
     project_files = [f for f in settings.files if f.scope is not Scope.USER]
@@ -239,7 +299,7 @@ def project_trust_filter(trusted: bool | Callable[[Path], bool]) -> StartFilter:
     """Refuse the project's servers until the user trusts the file that configures them.
 
     ``trusted`` is one answer for the whole project, or a check per source file (such as
-    ``lambda path: TrustStore().is_trusted(project, path)``). A project's stdio server is
+    ``workspace.is_trusted``). A project's stdio server is
     code a cloned repository would run; its HTTP server is where the agent would send
     data: both are grants. User-scope servers are the user's own and always start.
     """
@@ -260,7 +320,6 @@ def project_trust_filter(trusted: bool | Callable[[Path], bool]) -> StartFilter:
 
 def trust_store_filter(project: Path) -> StartFilter:
     """The start filter of the user's trust records for ``project`` (workspace trust)."""
-    from codingcode.trust import TrustStore
+    from codingcode.workspace import workspace_for
 
-    store = TrustStore()
-    return project_trust_filter(lambda path: store.is_trusted(project, path))
+    return project_trust_filter(workspace_for(project, None).is_trusted)

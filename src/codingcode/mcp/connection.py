@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol, TypeVar
 
 import anyio
 import mcp_types as types
@@ -53,6 +53,8 @@ class ServerState(StrEnum):
     READY = "ready"
     FAILED = "failed"
     SKIPPED = "skipped"
+    #: An HTTP server that wants an OAuth login nobody did (``codingcode mcp login NAME``).
+    NEEDS_LOGIN = "needs login"
 
 
 def _innermost(exc: BaseException) -> BaseException:
@@ -78,6 +80,16 @@ class _Attempt:
 ToolsChanged = Callable[["ServerConnection"], None]
 
 
+class ServerSet(Protocol):
+    """The servers of one session by name (what :class:`~codingcode.mcp.client.McpManager`
+    offers the resources and prompts modules, which it imports)."""
+
+    servers: dict[str, ServerConnection]
+
+
+_T = TypeVar("_T")
+
+
 class ServerConnection:
     """One configured MCP server: its state, its tools, and calls to them."""
 
@@ -89,8 +101,13 @@ class ServerConnection:
         task_group: anyio.abc.TaskGroup,
         on_tools_changed: ToolsChanged | None = None,
         launcher: Callable[[], Launcher] | None = None,
+        auth: Any = None,
     ) -> None:
         self.config = config
+        #: The httpx Auth of an HTTP server (default: OAuth with stored tokens, see
+        #: :mod:`codingcode.mcp.oauth`); ``codingcode mcp login`` passes an interactive one.
+        self.auth = auth
+        self._login_refused = False
         self.launcher = launcher
         self.project = project
         self.state = ServerState.STOPPED
@@ -104,6 +121,9 @@ class ServerConnection:
         self._on_tools_changed = on_tools_changed
         self._attempt: _Attempt | None = None
         self._start_lock = anyio.Lock()
+        self._capabilities: Any = None
+        #: Resource URIs the server said changed since they were last read (subscriptions).
+        self.updated: set[str] = set()
         #: The first thing on its stdout that was not JSON-RPC (reported once), if any.
         self.noise: str | None = None
 
@@ -140,6 +160,10 @@ class ServerConnection:
                 self.state = ServerState.STARTING
                 self._tg.start_soon(self._own, attempt)
             await attempt.ready.wait()
+        if self.state is ServerState.NEEDS_LOGIN:
+            from codingcode.mcp.oauth import LoginRequiredError
+
+            raise LoginRequiredError(f"MCP server {self.name!r} needs a login: {self.error}.")
         if attempt.error is not None or attempt.client is None:
             raise ToolFailureError(
                 f"MCP server {self.name!r} is not available: {attempt.error or 'it stopped'}. "
@@ -166,6 +190,13 @@ class ServerConnection:
     async def _own_with_log(self, attempt: _Attempt, Client: Any, errlog: IO[str]) -> None:
         eof = anyio.Event()
         startup = self.config.entry.startup_timeout_ms / 1000
+        auth = self.auth
+        self._login_refused = False
+        if auth is None:
+            from codingcode.mcp.oauth import headless_provider, uses_oauth
+
+            if uses_oauth(self.config):
+                auth = headless_provider(self.config, on_refused=self._refused)
         try:
             with anyio.CancelScope() as scope:
                 attempt.scope = scope
@@ -181,7 +212,7 @@ class ServerConnection:
                     tg.start_soon(watchdog)
                     transport = WatchedTransport(
                         open_transport(
-                            self.config, self.project, errlog, self.launcher, self._noticed
+                            self.config, self.project, errlog, self.launcher, self._noticed, auth
                         ),
                         eof,
                     )
@@ -192,11 +223,15 @@ class ServerConnection:
                         # Timeouts are ours: start-up by the watchdog, calls per call.
                         read_timeout_seconds=None,
                         message_handler=self._message_handler(attempt),
+                        elicitation_callback=self._elicit,
+                        logging_callback=self._log,
+                        list_roots_callback=self._roots,
                         client_info=types.Implementation(name="codingcode", version=__version__),
                     )
                     async with client:
                         tools = await self._list_tools(client)
                         info = client.server_info
+                        self._capabilities = client.server_capabilities
                         self.server_info = f"{info.name} {info.version}" if info else ""
                         self._set_tools(tools)
                         attempt.client = client
@@ -224,13 +259,42 @@ class ServerConnection:
             attempt.error += self._stderr_tail(errlog)
         finally:
             attempt.client = None
-            if attempt.error is not None:
+            if self._login_refused:
+                from codingcode.mcp.oauth import login_hint
+
+                attempt.error = login_hint(self.name)
+                self.state = ServerState.NEEDS_LOGIN
+                self.error = attempt.error
+            elif attempt.error is not None:
                 self.state = ServerState.FAILED
                 self.error = attempt.error
             elif self.state is not ServerState.SKIPPED:
                 self.state = ServerState.STOPPED
             attempt.ready.set()
             attempt.ended.set()
+
+    # -- what the server asks of us ---------------------------------------------------------
+    async def _elicit(self, context: Any, params: Any) -> types.ElicitResult:
+        from codingcode.mcp.interaction import current
+
+        policy = self.config.entry.elicitation
+        if policy == "decline" or not isinstance(params, types.ElicitRequestFormParams):
+            return types.ElicitResult(action="decline")  # URL mode: we open no server's page
+        schema = dict(params.requested_schema)
+        return await current().elicit(self.name, params.message, schema, policy)
+
+    async def _log(self, params: types.LoggingMessageNotificationParams) -> None:
+        from codingcode.mcp.interaction import current
+
+        current().log(self.name, str(params.level), params.logger, params.data)
+
+    async def _roots(self, context: Any) -> types.ListRootsResult:
+        """The roots we announce: the project, nothing else."""
+        root = types.Root(uri=self.project.resolve().as_uri(), name=self.project.name)  # type: ignore[arg-type]
+        return types.ListRootsResult(roots=[root])
+
+    def _refused(self) -> None:
+        self._login_refused = True
 
     def _describe_failure(self, exc: BaseException) -> str:
         exc = _innermost(exc)
@@ -260,6 +324,11 @@ class ServerConnection:
         async def handle(message: Any) -> None:
             if isinstance(message, types.ToolListChangedNotification):
                 attempt.refresh.set()
+            elif (
+                isinstance(message, types.ResourceUpdatedNotification)
+                and len(self.updated) < 10_000
+            ):
+                self.updated.add(str(message.params.uri))
             await anyio.lowlevel.checkpoint()
 
         return handle
@@ -337,8 +406,17 @@ class ServerConnection:
 
         attempt = await self.ensure_started()
         try:
-            result = await attempt.client.call_tool(tool, arguments)
+            result = await attempt.client.call_tool(
+                tool, arguments, progress_callback=self._progress(full)
+            )
         except MCPError as exc:
+            if self._login_refused:  # tokens that cannot be refreshed, or more scope wanted
+                from codingcode.mcp.oauth import LoginRequiredError, login_hint
+
+                raise LoginRequiredError(
+                    f"{full} failed: MCP server {self.name!r} needs a login (again, or with "
+                    f"more permissions): {login_hint(self.name)}."
+                ) from None
             if exc.code == types.CONNECTION_CLOSED:
                 with anyio.move_on_after(2):  # let the owner record why (stderr tail)
                     await attempt.ended.wait()
@@ -355,6 +433,60 @@ class ServerConnection:
                 f"{exc.errors(include_url=False)[:3]}"
             ) from None
         return render_result(full, result)
+
+    async def request(
+        self, what: str, op: Callable[[Any], Awaitable[_T]], ctx: ToolExecCtx | None = None
+    ) -> _T:
+        """Run ``op(client)`` (a resources/prompts request) on the running server, with the
+        entry's timeout and the caller's interrupt; every failure one AgentError naming
+        ``what``."""
+        from mcp import MCPError
+
+        signal = ctx.signal if ctx is not None else None
+        outcome: list[_T] = []
+        failure: AgentError | None = None
+        cancelled = False
+        with anyio.move_on_after(self.timeout):
+            async with anyio.create_task_group() as tg:
+                if signal is not None:
+
+                    async def watch() -> None:
+                        nonlocal cancelled
+                        await signal.wait()
+                        cancelled = True
+                        tg.cancel_scope.cancel()
+
+                    tg.start_soon(watch)
+                try:  # errors kept out of the task group's exception group
+                    attempt = await self.ensure_started()
+                    outcome.append(await op(attempt.client))
+                except AgentError as exc:
+                    failure = exc
+                except MCPError as exc:
+                    said = " ".join(str(exc).split())
+                    failure = ToolFailureError(f"{what} failed: the server answered: {said[:1000]}")
+                finally:
+                    tg.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        if cancelled:
+            raise CancelledError(f"{what} was cancelled; the server was told to stop.")
+        if not outcome:
+            raise ToolTimeoutError(f"{what} did not answer within {self.timeout:g} s.")
+        return outcome[0]
+
+    @property
+    def capabilities(self) -> Any:
+        """The server's capabilities (None until it has started)."""
+        return self._capabilities
+
+    def _progress(self, full: str) -> Any:
+        async def report(progress: float, total: float | None, message: str | None) -> None:
+            from codingcode.mcp.interaction import current
+
+            current().progress(self.name, full, progress, total, message)
+
+        return report
 
     def tool_definitions(self) -> list[ToolDefinition]:
         entry = self.config.entry

@@ -109,8 +109,10 @@ def open_transport(
     errlog: IO[str],
     launcher: Callable[[], Launcher] | None = None,
     on_noise: Callable[[str], None] | None = None,
+    auth: Any = None,
 ) -> contextlib.AbstractAsyncContextManager[Any]:
-    """The transport for ``config``; a stdio server's stderr goes to ``errlog``."""
+    """The transport for ``config``; a stdio server's stderr goes to ``errlog``; ``auth``
+    (an httpx Auth, such as the OAuth provider) signs an HTTP server's requests."""
     entry = config.entry
     if isinstance(entry, StdioEntry):
         from mcp.client.stdio import get_default_environment
@@ -134,11 +136,19 @@ def open_transport(
     if entry.type == "sse":
         from mcp.client.sse import sse_client
 
-        return sse_client(entry.url, headers=entry.headers or None)
-    from mcp.client.streamable_http import streamable_http_client
-    from mcp.shared._httpx_utils import create_mcp_http_client
+        from codingcode.mcp.http_body import make_http_client
 
-    return _http_transport(entry.url, entry.headers, create_mcp_http_client, streamable_http_client)
+        return sse_client(
+            entry.url,
+            headers=entry.headers or None,
+            auth=auth,
+            httpx_client_factory=make_http_client,
+        )
+    from mcp.client.streamable_http import streamable_http_client
+
+    from codingcode.mcp.http_body import make_http_client
+
+    return _http_transport(entry.url, entry.headers, make_http_client, streamable_http_client, auth)
 
 
 def _project_sandbox(project: Path) -> Callable[[], Launcher]:
@@ -152,7 +162,10 @@ def _project_sandbox(project: Path) -> Callable[[], Launcher]:
 
 @contextlib.asynccontextmanager
 async def _http_transport(
-    url: str, headers: dict[str, str], make_client: Any, transport: Any
+    url: str, headers: dict[str, str], make_client: Any, transport: Any, auth: Any = None
 ) -> AsyncIterator[Any]:
-    async with make_client(headers=headers or None) as http, transport(url, http_client=http) as s:
+    async with (
+        make_client(headers=headers or None, auth=auth) as http,
+        transport(url, http_client=http) as s,
+    ):
         yield s

@@ -99,3 +99,58 @@ class PluginPrompts:
             return []
         values = await complete(name, argument, value)
         return [str(v) for v in values][:MAX_COMPLETIONS]
+
+
+@dataclass
+class CommandPrompts:
+    """The custom slash commands (a ``codingcode.commands`` CommandRegistry, or anything with
+    ``list()`` of commands that have ``name``, ``description``, ``argument_hint`` and ``async
+    prompt(arguments)``) as prompts with one optional argument, ``arguments``: the text after
+    ``/name``. The prompt is the command's text with the arguments put in; its ``!`` lines
+    are not run and its ``@`` files not read here (the client gets the text as written)."""
+
+    registry: Any
+
+    def _commands(self) -> dict[str, Any]:
+        return {c.name: c for c in self.registry.list()}
+
+    def list_prompts(self) -> list[dict[str, Any]]:
+        prompts = []
+        for command in self._commands().values():
+            hint = command.argument_hint or "the text after the command's name"
+            prompts.append(
+                {
+                    "name": command.name,
+                    "description": command.description or f"/{command.name}",
+                    "arguments": [{"name": "arguments", "description": hint, "required": False}],
+                }
+            )
+        return prompts
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> list[dict[str, Any]]:
+        command = self._commands().get(name)
+        if command is None:
+            raise NotFoundError(f"No prompt named {name!r}.")
+        unknown = set(arguments) - {"arguments"}
+        if unknown:
+            raise InvalidArgumentsError(
+                f"Prompt {name} takes one argument, `arguments`; got {', '.join(sorted(unknown))}."
+            )
+        prepared = await command.prompt(arguments.get("arguments", ""))
+        return [{"role": "user", "content": {"type": "text", "text": prepared.text}}]
+
+    async def complete(self, name: str, argument: str, value: str) -> list[str]:
+        return []
+
+
+def project_commands(project: Any) -> tuple[CommandPrompts | None, list[str]]:
+    """The project's and the user's custom commands as a prompt source, with the loader's
+    notes; (None, []) while the commands package is not part of this build."""
+    import importlib
+
+    try:
+        commands = importlib.import_module("codingcode.commands")
+    except ImportError:
+        return None, []
+    registry = commands.CommandRegistry.load(project)
+    return CommandPrompts(registry), list(getattr(registry, "notes", []))

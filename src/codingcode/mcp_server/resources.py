@@ -21,7 +21,7 @@ import base64
 import mimetypes
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,8 +42,14 @@ SKIPPED_DIRS = frozenset(
 FILE_TEMPLATE = "file:///{path}"
 
 
-def file_uri(path: Path) -> str:
-    return "file://" + quote(str(path), safe="/")
+def file_uri(path: Path | str) -> str:
+    """``file://`` and the path's bytes percent-encoded (a name that is not UTF-8 too)."""
+    return "file://" + quote(os.fsencode(path), safe="/")
+
+
+def shown_name(text: str) -> str:
+    """A file name as valid Unicode (undecodable bytes shown as U+FFFD)."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def path_of_uri(uri: str) -> Path | None:
@@ -59,32 +65,38 @@ def path_of_uri(uri: str) -> Path | None:
     return Path(text)
 
 
-def mime_of(path: Path) -> str | None:
-    return mimetypes.guess_type(path.name)[0]
+def mime_of(path: Path | str) -> str | None:
+    """The MIME type a file's name suggests (by its extension; no I/O)."""
+    if not mimetypes.inited:
+        mimetypes.init()
+    ext = os.path.splitext(str(path))[1]
+    return mimetypes.types_map.get(ext) or mimetypes.types_map.get(ext.lower())
 
 
-def walk_files(root: Path) -> Iterator[Path]:
-    """The project's files, sorted, depth first; symlinks are not followed into directories."""
-    stack = [root]
+def walk_files(root: Path) -> Iterator[str]:
+    """The project's files (paths relative to ``root``, ``/``-separated), sorted, depth
+    first; symlinks are not followed into directories."""
+    stack = [""]
+    base = str(root)
     while stack:
         folder = stack.pop()
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
+            with os.scandir(os.path.join(base, folder) if folder else base) as it:
+                entries = sorted(it, key=lambda e: e.name)
         except OSError:
             continue
-        subdirs: list[Path] = []
-        files: list[Path] = []
+        subdirs: list[str] = []
         for entry in entries:
+            rel = f"{folder}/{entry.name}" if folder else entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in SKIPPED_DIRS:
-                        subdirs.append(Path(entry.path))
+                        subdirs.append(rel)
                 elif entry.is_file(follow_symlinks=False):
-                    files.append(Path(entry.path))
+                    yield rel
             except OSError:
                 continue
-        yield from reversed(files)
-        stack.extend(subdirs)
+        stack.extend(reversed(subdirs))
 
 
 @dataclass
@@ -94,7 +106,9 @@ class ProjectListing:
     pages slice that snapshot, so listing N files costs O(N) in all."""
 
     root: Path
-    _snapshot: list[Path] = field(default_factory=list)
+    #: Files not to list (the sandbox's masks: what read_file may not read), by absolute path.
+    hidden: Callable[[str], bool] | None = None
+    _snapshot: list[str] = field(default_factory=list)
     _generation: int = 0
 
     def page(self, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
@@ -102,10 +116,12 @@ class ProjectListing:
         if not cursor:
             self._generation += 1
             self._snapshot = []
-            for path in walk_files(self.root):
+            base = str(self.root)
+            for rel in walk_files(self.root):
                 if len(self._snapshot) == MAX_LISTED:
                     break
-                self._snapshot.append(path)
+                if self.hidden is None or not self.hidden(f"{base}/{rel}"):
+                    self._snapshot.append(rel)
             start = 0
         else:
             generation, _, offset = cursor.partition(":")
@@ -121,13 +137,13 @@ class ProjectListing:
         next_cursor = f"{self._generation}:{end}" if end < len(self._snapshot) else None
         return [self._item(p) for p in chunk], next_cursor
 
-    def _item(self, path: Path) -> dict[str, Any]:
+    def _item(self, rel: str) -> dict[str, Any]:
         item: dict[str, Any] = {
-            "uri": file_uri(path),
-            "name": path.relative_to(self.root).as_posix(),
+            "uri": file_uri(f"{self.root}/{rel}"),
+            "name": shown_name(rel),
             "description": "a file of the project",
         }
-        mime = mime_of(path)
+        mime = mime_of(rel)
         if mime:
             item["mimeType"] = mime
         return item
@@ -169,8 +185,9 @@ def read_contents(path: Path, uri: str) -> dict[str, Any]:
     return content
 
 
-def complete_path(root: Path, value: str) -> list[str]:
-    """Project paths (relative, ``/``-separated) starting with ``value``, at most 100."""
+def complete_path(root: Path, value: str, hidden: Callable[[str], bool] | None = None) -> list[str]:
+    """Project paths (relative, ``/``-separated) starting with ``value``, at most 100;
+    not the ``hidden`` ones (masked) nor names that are not UTF-8."""
     head, _, prefix = value.rpartition("/")
     folder = (root / head).resolve() if head else root
     try:
@@ -183,11 +200,14 @@ def complete_path(root: Path, value: str) -> list[str]:
         return []
     out: list[str] = []
     for entry in names:
-        if entry.name.startswith(prefix) and entry.name not in SKIPPED_DIRS:
-            suffix = "/" if entry.is_dir(follow_symlinks=False) else ""
-            out.append(f"{head}/{entry.name}{suffix}" if head else entry.name + suffix)
-            if len(out) == MAX_COMPLETIONS:
-                break
+        if not entry.name.startswith(prefix) or entry.name in SKIPPED_DIRS:
+            continue
+        if shown_name(entry.name) != entry.name or (hidden and hidden(entry.path)):
+            continue
+        suffix = "/" if entry.is_dir(follow_symlinks=False) else ""
+        out.append(f"{head}/{entry.name}{suffix}" if head else entry.name + suffix)
+        if len(out) == MAX_COMPLETIONS:
+            break
     return out
 
 

@@ -38,7 +38,7 @@ from codingcode import __version__
 from codingcode.errors import AgentError, ErrorKind, InvalidArgumentsError
 from codingcode.mcp_server.channel import RequestChannel, level_rank
 from codingcode.mcp_server.http_safety import READ_TIMEOUT_S, is_loopback, rebinding_guard
-from codingcode.mcp_server.prompts import PluginPrompts, PromptSource
+from codingcode.mcp_server.prompts import PluginPrompts, PromptSource, project_commands
 from codingcode.mcp_server.resources import (
     FILE_TEMPLATE,
     PluginResources,
@@ -320,7 +320,11 @@ class McpToolServer:
     # -- resources -------------------------------------------------------------------------
     def list_resources(self, cursor: str | None) -> types.ListResourcesResult:
         if self._listing is None:
-            self._listing = ProjectListing(self.project)
+            from codingcode.sandbox.masks import guard_for
+
+            guard = guard_for(self.headless.launcher)  # masked files are not listed
+            hidden = None if guard is None else (lambda p: guard.denied(p) is not None)
+            self._listing = ProjectListing(self.project, hidden)
         page, next_cursor = self._listing.page(cursor)
         items = (self.plugin_resources.resources() if not cursor else []) + page
         return types.ListResourcesResult.model_validate(
@@ -377,6 +381,9 @@ class McpToolServer:
             _current_request.reset(token)
         if not decision.allowed:
             raise DeniedError(f"Reading {path} (as read_file) was denied: {decision.reason}")
+        from codingcode.sandbox.masks import check_readable
+
+        check_readable(path, str(path), runner.launcher)  # sandbox.denyRead, as read_file
         return path
 
     # -- prompts ---------------------------------------------------------------------------
@@ -402,7 +409,11 @@ class McpToolServer:
             import anyio
 
             root = self.project
-            relative = await anyio.to_thread.run_sync(complete_path, root, value)
+            from codingcode.sandbox.masks import guard_for
+
+            guard = guard_for(self.headless.launcher)
+            hidden = None if guard is None else (lambda p: guard.denied(p) is not None)
+            relative = await anyio.to_thread.run_sync(complete_path, root, value, hidden)
             return [f"{root}/{r}".lstrip("/") for r in relative]
         return await self.plugin_resources.complete(template, argument, value) or []
 
@@ -578,22 +589,34 @@ def build_tool_server(
     """The server for ``project``: two runners (with and without someone to ask);
     ``plugins``: with installed packages' resources and prompts (entry points)."""
     from codingcode.runner import build_runner
+    from codingcode.workspace import Workspace
 
     service = service or ToolService.default()
     resolver = create_session_tool_resolver(
         service, policy=ToolVisibilityPolicy(allow_tool_search=False)
     )
     factory = runner_factory or build_runner
+    workspace = Workspace.load(project)  # settings and trust, read once for both runners
     interactive = factory(
-        project, mode=mode, session_id="mcp", service=service, confirmer=ElicitationConfirmer()
+        project,
+        mode=mode,
+        session_id="mcp",
+        service=service,
+        confirmer=ElicitationConfirmer(),
+        workspace=workspace,
     )
-    headless = factory(project, mode=mode, session_id="mcp", service=service, confirmer=None)
+    headless = factory(
+        project, mode=mode, session_id="mcp", service=service, confirmer=None, workspace=workspace
+    )
     server = McpToolServer(resolver, interactive, headless)
     if plugins:
         server.plugin_resources = PluginResources.installed()
         prompts = PluginPrompts.installed()
+        commands, command_notes = project_commands(project)
+        if commands is not None:
+            server.prompt_sources.append(commands)
         server.prompt_sources.append(prompts)
-        server.notes = [*server.plugin_resources.notes, *prompts.notes]
+        server.notes = [*server.plugin_resources.notes, *prompts.notes, *command_notes]
     return server
 
 

@@ -25,6 +25,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codingcode.capabilities import CapabilitySet
 from codingcode.errors import DeniedError
@@ -32,8 +33,11 @@ from codingcode.process import LaunchPlan
 from codingcode.sandbox import seccomp
 from codingcode.sandbox.git_dirs import nested_git as _nested_git
 from codingcode.sandbox.landlock_exec import Spec
-from codingcode.sandbox.masks import DEFAULT_MASKS, MaskResolver, MaskSpec
+from codingcode.sandbox.masks import DEFAULT_MASKS, MaskResolver, MaskSpec, home_dirs
 from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
+
+if TYPE_CHECKING:
+    from codingcode.sandbox.network.runtime import OpenCall, ProxyRuntime
 
 #: Inside the sandbox this variable names the backend (tools and tests can tell).
 MARKER_ENV = "CODINGCODE_SANDBOX"
@@ -41,16 +45,6 @@ MARKER_ENV = "CODINGCODE_SANDBOX"
 
 class SandboxError(DeniedError):
     """The sandbox cannot run this command as the policy demands (so it is not run)."""
-
-
-def home_dirs(env: Mapping[str, str]) -> list[Path]:
-    """The command's ``$HOME`` and the account's home (they differ in tests and sudo)."""
-    homes = []
-    if env.get("HOME"):
-        homes.append(Path(env["HOME"]))
-    with contextlib.suppress(KeyError):
-        homes.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
-    return list(dict.fromkeys(Path(os.path.realpath(h)) for h in homes))
 
 
 def mask_specs(policy: SandboxPolicy) -> list[MaskSpec]:
@@ -287,21 +281,56 @@ def _write_memfd(name: str, data: bytes) -> int:
     return fd
 
 
+def call_network(policy: SandboxPolicy, capabilities: CapabilitySet | None) -> Network:
+    """The network of one call: the settings' mode, unless its approval said no network."""
+    if capabilities is not None and capabilities.network is False:
+        return Network.OFF
+    return policy.network
+
+
+def _network_call_label() -> str:
+    from codingcode.sandbox.network.runtime import current_call
+
+    return current_call.get()
+
+
 @dataclass
 class BubblewrapBackend:
     policy: SandboxPolicy
     bwrap: str
     masks: MaskFiles
     name: str = "bubblewrap"
-    _filter: bytes = field(init=False, repr=False)
+    #: The session's proxy (started on first use), for ``sandbox.network.mode = limited``.
+    proxy: Callable[[], ProxyRuntime] | None = None
+    _filters: dict[bool, bytes] = field(init=False, repr=False, default_factory=dict)
     resolver: MaskResolver = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.resolver = mask_resolver(self.policy)
-        network = self.policy.network is Network.ALLOW
-        self._filter = seccomp.build_filter(
-            seccomp.socket_families(network=network, private_netns=not network)
-        )
+
+    def _filter(self, network: bool) -> bytes:
+        if network not in self._filters:
+            self._filters[network] = seccomp.build_filter(
+                seccomp.socket_families(network=network, private_netns=not network)
+            )
+        return self._filters[network]
+
+    def _open_proxy(
+        self, argv: Sequence[str], capabilities: CapabilitySet | None
+    ) -> tuple[OpenCall, list[str], list[str]] | None:
+        """For a limited-network call: its place in the proxy, the argv through the relay,
+        and the bwrap arguments that set the proxy variables."""
+        from codingcode.sandbox.network.runtime import proxy_env, relay_argv
+
+        if self.proxy is None:
+            return None
+        domains = self.policy.domains
+        if capabilities is not None and capabilities.domains:
+            domains = domains.with_grants(sorted(capabilities.domains))
+        call = self.proxy().open_call(domains, _network_call_label() or " ".join(argv)[:200])
+        env = proxy_env(localhost_through_proxy="localhost" in domains.allowed + domains.granted)
+        setenv = [a for name, value in env.items() for a in ("--setenv", name, value)]
+        return call, relay_argv(call.child_fd, argv), setenv
 
     def plan(
         self,
@@ -312,8 +341,15 @@ class BubblewrapBackend:
         capabilities: CapabilitySet | None = None,
     ) -> LaunchPlan:
         policy = self.policy
-        network = policy.network is Network.ALLOW
+        mode = call_network(policy, capabilities)
+        network = mode is Network.ON
         view = call_view(self.resolver, env, capabilities)
+        proxied = self._open_proxy(argv, capabilities) if mode is Network.LIMITED else None
+        notice = ""
+        if mode is Network.LIMITED and proxied is None:
+            notice = "[sandbox: no network proxy is running here; this command has no network]"
+        if proxied is not None:
+            argv = proxied[1]
         args = [
             self.bwrap,
             "--unshare-user",
@@ -354,7 +390,9 @@ class BubblewrapBackend:
                 args += ["--ro-bind", str(path), str(path)]
         args += self._mask_args(view)
         args += ["--ro-bind", str(self.masks.passwd), "/etc/passwd"]
-        fd = _write_memfd("codingcode-seccomp", self._filter)
+        if proxied is not None:
+            args += proxied[2]
+        fd = _write_memfd("codingcode-seccomp", self._filter(network))
         args += [
             "--chdir",
             str(cwd),
@@ -369,11 +407,17 @@ class BubblewrapBackend:
             "--",
             *argv,
         ]
+        finish = self._finish()
+        fds: tuple[int, ...] = (fd,)
+        if proxied is not None:
+            fds += (proxied[0].child_fd,)
+            finish = _and_then(finish, proxied[0].finish)
         return LaunchPlan(
             args,
             scrub_env(env, policy.keep_env),
-            pass_fds=(fd,),
-            finish=self._finish(),
+            notice=notice,
+            pass_fds=fds,
+            finish=finish,
             masked=_masked_notes(view),
         )
 
@@ -399,6 +443,14 @@ class BubblewrapBackend:
         from codingcode.sandbox.new_repos import watcher
 
         return watcher(self.policy.project)
+
+
+def _and_then(first: Callable[[], str] | None, second: Callable[[], str]) -> Callable[[], str]:
+    def both() -> str:
+        notes = [first() if first is not None else "", second()]
+        return "\n".join(n for n in notes if n)
+
+    return both
 
 
 _HELPER_BOOTSTRAP = (
@@ -444,8 +496,15 @@ class LandlockBackend:
             "unreadable": str(self.masks.unreadable),
             "passwd": str(self.masks.passwd),
         }
+        mode = call_network(policy, capabilities)
+        notice = ""
+        if mode is Network.LIMITED:
+            notice = (
+                "[sandbox: sandbox.network.mode 'limited' needs the bubblewrap backend; under "
+                "Landlock this command has no network]"
+            )
         spec = Spec(
-            network=policy.network is Network.ALLOW,
+            network=mode is Network.ON,
             masked=[str(p) for p in view.masked],
             writable=writable,
             protect=protect,
@@ -472,6 +531,7 @@ class LandlockBackend:
         return LaunchPlan(
             [*helper, *spec.to_args(), "--", *argv],
             env,
+            notice=notice,
             finish=finish,
             masked=_masked_notes(view),
         )

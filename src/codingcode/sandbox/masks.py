@@ -22,8 +22,9 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import pwd
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -446,9 +447,17 @@ def guard_for(launcher: object) -> ReadGuard | None:
     ]
     if not specs:
         return None
-    from codingcode.sandbox.backends import home_dirs
-
     return read_guard(specs, project, home_dirs(os.environ))
+
+
+def home_dirs(env: Mapping[str, str]) -> list[Path]:
+    """The command's ``$HOME`` and the account's home (they differ in tests and sudo)."""
+    homes = []
+    if env.get("HOME"):
+        homes.append(Path(env["HOME"]))
+    with contextlib.suppress(KeyError):
+        homes.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    return list(dict.fromkeys(Path(os.path.realpath(h)) for h in homes))
 
 
 def check_readable(path: Path, shown: str, launcher: object) -> None:

@@ -17,8 +17,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from codingcode.config import Scope, Settings, SettingsError, SettingsFile, load_settings
+from codingcode.config import Scope, Settings, SettingsError, SettingsFile
 from codingcode.sandbox.masks import MaskSpec
+from codingcode.sandbox.network.domains import DomainPolicy, pattern_problem
 
 SETTINGS_KEY = "sandbox"
 
@@ -37,8 +38,33 @@ class BackendChoice(StrEnum):
 
 
 class Network(StrEnum):
-    NONE = "none"
-    ALLOW = "allow"
+    """``sandbox.network.mode``: ``off`` (no network), ``limited`` (only the names
+    ``allowedDomains`` lists, through codingcode's proxy) or ``on`` (the host's network).
+    The old string values ``"none"`` and ``"allow"`` mean ``off`` and ``on``."""
+
+    OFF = "off"
+    LIMITED = "limited"
+    ON = "on"
+    NONE = "off"  # the names of before sandbox.network became an object
+    ALLOW = "on"
+
+
+#: ``sandbox.network`` as a string (today's and the old values) -> the mode it means.
+NETWORK_STRINGS = {"none": "off", "allow": "on", "off": "off", "limited": "limited", "on": "on"}
+#: The list keys of the ``sandbox.network`` object, each a list of host patterns.
+NETWORK_LISTS = ("allowedDomains", "deniedDomains", "readOnlyDomains")
+
+
+class NetworkSettings(BaseModel):
+    """The ``sandbox.network`` object of one file (see :mod:`codingcode.sandbox.network`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["off", "limited", "on"] | None = None
+    allowedDomains: list[str] = Field(default_factory=list)
+    deniedDomains: list[str] = Field(default_factory=list)
+    readOnlyDomains: list[str] = Field(default_factory=list)
+    allowLocalAddresses: bool | None = None
 
 
 class SandboxSettings(BaseModel):
@@ -49,7 +75,9 @@ class SandboxSettings(BaseModel):
     mode: Literal["workspace-write", "read-only", "off"] | None = None
     backend: Literal["auto", "bubblewrap", "landlock", "none"] | None = None
     writable_roots: list[str] = Field(default_factory=list)
-    network: Literal["none", "allow"] | None = None
+    #: A string (``"off"``, ``"limited"``, ``"on"``, or the old ``"none"``/``"allow"``) or a
+    #: :class:`NetworkSettings` object; checked by :func:`_network_entries`.
+    network: Any = None
     masked_paths: list[str] = Field(default_factory=list)
     #: Paths or globs every command's sandbox masks, on top of the defaults (issue 11).
     denyRead: list[str] = Field(default_factory=list)
@@ -79,7 +107,9 @@ class SandboxPolicy:
     project: Path
     mode: SandboxMode = SandboxMode.WORKSPACE_WRITE
     backend: BackendChoice = BackendChoice.AUTO
-    network: Network = Network.NONE
+    network: Network = Network.OFF
+    #: The names a ``limited`` network reaches (and the ones it never does).
+    domains: DomainPolicy = field(default_factory=DomainPolicy)
     writable_roots: tuple[Path, ...] = ()
     masked_paths: tuple[Path, ...] = ()
     keep_env: tuple[str, ...] = ()
@@ -111,10 +141,11 @@ def parse_file(file: SettingsFile) -> list[SandboxEntry]:
         problems = "; ".join(_describe_error(e) for e in exc.errors())
         raise SettingsError(f"Settings file {file.path}: {problems}.") from None
     entries = []
-    for name in ("mode", "backend", "network"):
+    for name in ("mode", "backend"):
         value = getattr(parsed, name)
         if value is not None:
             entries.append(SandboxEntry(name, value, file.scope, file.path, file.trusted))
+    entries += _network_entries(file, parsed.network)
     for name in ("writable_roots", "masked_paths", "denyRead", "keep_env"):
         for value in getattr(parsed, name):
             what = "name" if name == "keep_env" else "path"
@@ -131,12 +162,65 @@ def parse_file(file: SettingsFile) -> list[SandboxEntry]:
     return entries
 
 
+def _network_entries(file: SettingsFile, raw: Any) -> list[SandboxEntry]:
+    """``sandbox.network``: a mode string, or the object with mode and domain lists."""
+
+    def entry(name: str, value: str) -> SandboxEntry:
+        return SandboxEntry(name, value, file.scope, file.path, file.trusted)
+
+    if raw is None:
+        return []
+    if isinstance(raw, str):
+        if raw not in NETWORK_STRINGS:
+            raise SettingsError(
+                f"Settings file {file.path}: sandbox.network must be one of off, limited or on "
+                f'(or an object such as {{"mode": "limited", "allowedDomains": ["pypi.org"]}}), '
+                f"got {raw!r}."
+            )
+        return [entry("network", NETWORK_STRINGS[raw])]
+    if not isinstance(raw, dict):
+        raise SettingsError(
+            f"Settings file {file.path}: sandbox.network must be an object such as "
+            f'{{"mode": "limited", "allowedDomains": ["pypi.org"]}}, not {type(raw).__name__}.'
+        )
+    try:
+        parsed = NetworkSettings.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(_describe_network_error(e) for e in exc.errors())
+        raise SettingsError(f"Settings file {file.path}: {problems}.") from None
+    entries = [entry("network", parsed.mode)] if parsed.mode is not None else []
+    for name in NETWORK_LISTS:
+        for value in getattr(parsed, name):
+            problem = pattern_problem(value)
+            if problem is not None:
+                raise SettingsError(
+                    f"Settings file {file.path}: sandbox.network.{name} holds {value!r}: {problem}."
+                )
+            entries.append(entry(f"network.{name}", value.strip()))
+    if parsed.allowLocalAddresses is not None:
+        entries.append(
+            entry("network.allowLocalAddresses", str(parsed.allowLocalAddresses).lower())
+        )
+    return entries
+
+
+def _describe_network_error(error: Any) -> str:
+    where = "sandbox.network." + ".".join(str(p) for p in error["loc"])
+    if error["type"] == "extra_forbidden":
+        return (
+            f"unknown key {where} (known: mode, allowedDomains, deniedDomains, "
+            "readOnlyDomains, allowLocalAddresses)"
+        )
+    if error["loc"] and error["loc"][0] == "mode":
+        return f"{where} must be one of off, limited or on, got {error.get('input')!r}"
+    return f"{where}: {error['msg']}"
+
+
 def _describe_error(error: Any) -> str:
     where = "sandbox." + ".".join(str(p) for p in error["loc"])
     allowed = {
         "mode": "workspace-write, read-only or off",
         "backend": "auto, bubblewrap, landlock or none",
-        "network": "none or allow",
     }
     name = str(error["loc"][0]) if error["loc"] else ""
     if error["type"] == "extra_forbidden":
@@ -170,6 +254,8 @@ def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPo
     masks: list[Path] = []
     keep_env: list[str] = []
     deny_read: list[MaskSpec] = []
+    lists: dict[str, list[str]] = {name: [] for name in NETWORK_LISTS}
+    allow_local = False
     for entry in entries:
         if entry.field == "writable_roots":
             roots.append(resolve_setting_path(entry.value, project))
@@ -177,6 +263,10 @@ def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPo
             masks.append(resolve_setting_path(entry.value, project))
         elif entry.field == "keep_env":
             keep_env.append(entry.value)
+        elif entry.field.startswith("network.") and entry.field[8:] in lists:
+            lists[entry.field[8:]].append(entry.value)
+        elif entry.field == "network.allowLocalAddresses":
+            allow_local = entry.value == "true"
         elif entry.field == "denyRead":
             origin = f"sandbox.denyRead in {entry.scope.value} settings {entry.path}"
             deny_read.append(MaskSpec(entry.value.strip(), origin))
@@ -186,7 +276,16 @@ def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPo
         project=project,
         mode=SandboxMode(values.get("mode", SandboxMode.WORKSPACE_WRITE)),
         backend=BackendChoice(values.get("backend", BackendChoice.AUTO)),
-        network=Network(values.get("network", Network.NONE)),
+        # allowedDomains given without a mode means limited.
+        network=Network(
+            values.get("network", Network.LIMITED if lists["allowedDomains"] else Network.OFF)
+        ),
+        domains=DomainPolicy(
+            allowed=tuple(dict.fromkeys(lists["allowedDomains"])),
+            denied=tuple(dict.fromkeys(lists["deniedDomains"])),
+            read_only=tuple(dict.fromkeys(lists["readOnlyDomains"])),
+            allow_local=allow_local,
+        ),
         writable_roots=tuple(dict.fromkeys(roots)),
         masked_paths=tuple(dict.fromkeys(masks)),
         keep_env=tuple(dict.fromkeys(keep_env)),
@@ -211,7 +310,10 @@ def load_policy_with_ignored(
     project: Path, settings: Settings | None = None
 ) -> tuple[SandboxPolicy, list[Widening]]:
     """The policy in effect, and the widening entries of untrusted files that were ignored."""
-    settings = settings if settings is not None else load_settings(project)
+    if settings is None:
+        from codingcode.workspace import workspace_for
+
+        settings = workspace_for(project, None).settings
     kept, ignored = split_untrusted_widening(sandbox_entries(settings))
     return policy_from_entries(project, kept), ignored
 
@@ -219,10 +321,10 @@ def load_policy_with_ignored(
 # How much each value opens up; a later entry with a higher rank than what is in effect
 # before it widens the sandbox. Backends rank by the guarantees they give.
 _MODE_RANK = {"read-only": 0, "workspace-write": 1, "off": 2}
-_NETWORK_RANK = {"none": 0, "allow": 1}
+_NETWORK_RANK = {"off": 0, "limited": 1, "on": 2}
 _BACKEND_RANK = {"auto": 0, "bubblewrap": 0, "landlock": 1, "none": 2}
 _RANKS = {"mode": _MODE_RANK, "network": _NETWORK_RANK, "backend": _BACKEND_RANK}
-_DEFAULTS = {"mode": "workspace-write", "network": "none", "backend": "auto"}
+_DEFAULTS = {"mode": "workspace-write", "network": "off", "backend": "auto"}
 
 
 @dataclass(frozen=True)
@@ -268,6 +370,10 @@ def _walk(
             found = Widening(entry, "adds a writable root outside the project")
         elif entry.field == "keep_env":
             found = Widening(entry, "passes a secret-looking environment variable to commands")
+        elif entry.field == "network.allowedDomains":
+            found = Widening(entry, f"lets commands reach {entry.value}")
+        elif entry.field == "network.allowLocalAddresses" and entry.value == "true":
+            found = Widening(entry, "lets commands reach local and private addresses")
         elif ranks is not None and ranks[entry.value] > ranks[current[entry.field]]:
             found = Widening(entry, f"weakens sandbox.{entry.field} from {current[entry.field]!r}")
         if found is not None:

@@ -25,8 +25,8 @@ from typing import Any
 from codingcode.config import user_state_dir
 from codingcode.errors import AgentError
 from codingcode.process import run_command
-from codingcode.sandbox.backends import home_dirs, mask_resolver
-from codingcode.sandbox.masks import DEFAULT_MASKS, MaskSpec
+from codingcode.sandbox.backends import mask_resolver
+from codingcode.sandbox.masks import DEFAULT_MASKS, MaskSpec, home_dirs
 from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
 from codingcode.sandbox.service import SandboxService
 
@@ -100,6 +100,10 @@ class StatusReport:
                 "mode": p.mode.value,
                 "backend": p.backend.value,
                 "network": p.network.value,
+                "allowedDomains": list(p.domains.allowed),
+                "deniedDomains": list(p.domains.denied),
+                "readOnlyDomains": list(p.domains.read_only),
+                "allowLocalAddresses": p.domains.allow_local,
                 "writable_roots": [str(r) for r in p.writable_roots],
                 "masked_paths": [str(m) for m in p.masked_paths],
                 "deny_read": [{"pattern": m.pattern, "origin": m.origin} for m in p.deny_read],
@@ -290,6 +294,8 @@ async def check_guarantees(service: SandboxService) -> StatusReport:
             report.masks = _judge_masks(raw, scratch, user_specs, mask_paths)
             report.limits = _limits(backend, report.masks, real.notes)
             report.checks.append(await _check_tree(probe_service, scratch))
+            if probe_policy.network is Network.LIMITED:
+                report.checks.append(await _check_proxy(probe_service, scratch))
         finally:
             probe_service.close()
     return report
@@ -422,6 +428,65 @@ async def _run_probe(
     return raw
 
 
+_PROXY_PROBE = """
+import json, os, socket
+out = {"proxy_env": os.environ.get("HTTPS_PROXY", "")}
+try:
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    s.sendall(b"CONNECT codingcode-probe.invalid:443 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n")
+    data = b""
+    while b"\\r\\n\\r\\n" not in data and len(data) < 65536:
+        chunk = s.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    out["answer"] = data.decode("latin-1")
+except OSError as exc:
+    out["answer"] = "error: " + str(exc)
+print(json.dumps(out))
+"""
+
+
+async def _check_proxy(service: SandboxService, scratch: _Scratch) -> Check:
+    """``limited`` network: the proxy answers inside the sandbox, and refuses a name that is
+    not listed (the command's CONNECT goes through the relay to codingcode and back)."""
+    domains = service.policy.domains
+    check = Check(
+        "network-proxy",
+        "limited network: the filtering proxy is live and refuses unlisted names",
+        True,
+    )
+    result = await run_command(
+        [sys.executable, "-I", "-c", _PROXY_PROBE],
+        cwd=scratch.project,
+        timeout_s=30,
+        env=dict(os.environ),
+        launcher=service,
+    )
+    try:
+        raw = json.loads(result.stdout.text().strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        raw = {"answer": f"probe failed (exit {result.exit_code}): {result.stderr.text()[-300:]}"}
+    answer = str(raw.get("answer", ""))
+    if not answer.startswith("HTTP/1.1 403") or "blocked-by-network-policy" not in answer:
+        check.enforced = False
+        check.details.append(f"the proxy did not refuse an unlisted name: {answer[:200]!r}")
+    if not raw.get("proxy_env"):
+        check.enforced = False
+        check.details.append("HTTPS_PROXY is not set inside the sandbox")
+    shown = ", ".join(domains.allowed[:8]) + (" ..." if len(domains.allowed) > 8 else "")
+    check.details.append(f"allowedDomains: {shown or 'none (nothing is reachable)'}")
+    if domains.denied:
+        check.details.append(f"deniedDomains: {', '.join(domains.denied[:8])}")
+    if domains.allow_local:
+        check.details.append("allowLocalAddresses: on (local and private addresses reachable)")
+    check.details.append(
+        "HTTPS: the proxy sees only the name and port a command connects to, not the URL "
+        "or the content"
+    )
+    return check
+
+
 def _take(path: Path) -> bool:
     """Whether ``path`` exists on the host (removing it if so)."""
     try:
@@ -470,7 +535,9 @@ def _judge(
     checks.append(protected)
 
     network = Check("network", "no network: TCP, UDP, unix and abstract sockets to the host", True)
-    if policy.network is Network.ALLOW:
+    if policy.network is Network.LIMITED:
+        network.details.append("limited: nothing leaves the sandbox except through the proxy")
+    if policy.network is Network.ON:
         network.enforced = None
         network.details.append("network allowed by the settings")
     else:

@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from codingcode.capabilities import CapabilitySet
 from codingcode.config import Settings
@@ -37,6 +37,10 @@ from codingcode.sandbox.policy import (
     load_policy_with_ignored,
     with_deny_read,
 )
+
+if TYPE_CHECKING:
+    from codingcode.sandbox.network.proxy import NetworkProxy
+    from codingcode.sandbox.network.runtime import EventSink, ProxyRuntime
 
 #: Path of the ``bwrap`` binary to use (default: found on PATH).
 BWRAP_ENV = "CODINGCODE_BWRAP"
@@ -126,8 +130,13 @@ class SandboxService:
     landlock_namespaces: bool = True
     #: Widening entries of untrusted project files that the policy left out.
     ignored: list[Widening] = field(default_factory=list)
+    #: Where each call's proxy decisions go once it ends (the front end's audit log).
+    network_sink: EventSink | None = None
+    #: The proxy to run (tests pass one with their own resolver); default: the real one.
+    network_proxy: NetworkProxy | None = None
     _backend: Backend | None = field(default=None, init=False, repr=False)
     _masks: MaskFiles | None = field(default=None, init=False, repr=False)
+    _network: ProxyRuntime | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def for_project(
@@ -141,16 +150,14 @@ class SandboxService:
         """From the settings files; ``trust_project=False`` treats every project file as
         untrusted (its widening entries are ignored, its restrictions still apply).
         ``deny_read``: more masks from the front end (the user's deny rules on paths)."""
+        if settings is None:
+            from codingcode.workspace import workspace_for
+
+            settings = workspace_for(project, None).settings
         if not trust_project:
-            from dataclasses import replace
+            from codingcode.workspace import distrusted
 
-            from codingcode.config import Scope, load_settings
-
-            settings = settings if settings is not None else load_settings(project)
-            files = [
-                f if f.scope is Scope.USER else replace(f, trusted=False) for f in settings.files
-            ]
-            settings = replace(settings, files=files)
+            settings = distrusted(settings)
         policy, ignored = load_policy_with_ignored(project, settings)
         if deny_read:
             policy = with_deny_read(policy, list(deny_read))
@@ -199,9 +206,20 @@ class SandboxService:
             self._masks = MaskFiles()
         return self._masks
 
+    def network_runtime(self) -> ProxyRuntime:
+        """The session's filtering proxy, started on first use (limited network)."""
+        if self._network is None:
+            from codingcode.sandbox.network.runtime import ProxyRuntime
+
+            self._network = ProxyRuntime(self.network_proxy, self.network_sink)
+        return self._network
+
     def close(self) -> None:
         if self._masks is not None:
             self._masks.cleanup()
+        if self._network is not None:
+            self._network.close()
+            self._network = None
 
     def _choose(self) -> Backend:
         policy = self.policy
@@ -212,7 +230,7 @@ class SandboxService:
         bwrap_problem = self._bwrap_problem()
         if policy.backend in (BackendChoice.AUTO, BackendChoice.BUBBLEWRAP) and not bwrap_problem:
             assert self.bwrap is not None
-            return BubblewrapBackend(policy, self.bwrap, self.masks)
+            return BubblewrapBackend(policy, self.bwrap, self.masks, proxy=self.network_runtime)
         if policy.backend is BackendChoice.BUBBLEWRAP:
             raise SandboxError(
                 f"Command not run: sandbox.backend is 'bubblewrap' but {bwrap_problem}. "

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codingcode.config import Scope, SettingsError, user_config_dir
+from codingcode.skills.files import skill_files
 from codingcode.skills.frontmatter import read_limited, split_front_matter, tool_list
 
-SKILL_FILE = "SKILL.md"
 #: A SKILL.md over this is refused (Claude Code advises under 500 lines; long material
 #: belongs in the skill's other files, which the model reads when it needs them).
 MAX_SKILL_BYTES = 256 * 1024
@@ -89,22 +89,6 @@ def skill_dirs(project: Path) -> list[tuple[Scope, Path]]:
         (Scope.USER, user_config_dir() / "skills"),
         (Scope.PROJECT, project / ".codingcode" / "skills"),
         (Scope.PROJECT, project / ".claude" / "skills"),
-    ]
-
-
-def skill_files(directory: Path) -> list[Path]:
-    """``<directory>/<skill>/SKILL.md`` of every skill folder, sorted (one level, as Claude
-    Code has it)."""
-    try:
-        entries = sorted(os.scandir(directory), key=lambda e: e.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    except OSError:
-        return []
-    return [
-        Path(e.path) / SKILL_FILE
-        for e in entries
-        if not e.name.startswith(".") and e.is_dir() and (Path(e.path) / SKILL_FILE).exists()
     ]
 
 

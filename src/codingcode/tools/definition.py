@@ -16,6 +16,7 @@ from codingcode.cancel import CancelSignal
 if TYPE_CHECKING:
     from codingcode.capabilities import CapabilitySet
     from codingcode.process import Launcher
+    from codingcode.workspace import Workspace
 
 
 @dataclass
@@ -59,6 +60,9 @@ class ToolExecCtx:
     #: What the approval granted this call beyond the sandbox's defaults (set by the runner
     #: from the decision; the launcher builds the call's sandbox from it). ``None``: defaults.
     capabilities: CapabilitySet | None = None
+    #: The session's project, settings and trust, built once by the front end (None: a
+    #: caller without one; a tool that needs settings then reads them itself).
+    workspace: Workspace | None = None
     #: The MCP request's channel back to its client when the call came in through
     #: ``codingcode mcp`` (log, progress, sample, elicit, close_sse_stream); else None.
     mcp: McpRequestChannel | None = None

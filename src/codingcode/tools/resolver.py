@@ -201,6 +201,9 @@ class SessionToolResolver:
                 f"{self.profile.name!r} and the visibility policy exclude it). Available "
                 f"tools: {', '.join(self.names()) or '(none)'}."
             )
+        why = self.service.missing(name) if self.service.missing is not None else None
+        if why is not None:  # e.g. its MCP server failed to start or needs a login
+            raise why
         raise NotFoundError(
             f"Unknown tool {name!r}. Available tools: {', '.join(self.names()) or '(none)'}."
         )

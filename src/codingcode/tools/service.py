@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import anyio
@@ -29,6 +29,9 @@ class ToolService:
 
     def __init__(self, tools: Iterable[ToolDefinition] = ()) -> None:
         self._tools: dict[str, ToolDefinition] = {}
+        #: Why a tool that is not registered cannot be called, when someone knows (the MCP
+        #: client: its server failed or needs a login), instead of "Unknown tool".
+        self.missing: Callable[[str], AgentError | None] | None = None
         for t in tools:
             self.register(t)
 
@@ -55,6 +58,9 @@ class ToolService:
         try:
             return self._tools[name]
         except KeyError:
+            why = self.missing(name) if self.missing is not None else None
+            if why is not None:
+                raise why from None
             raise UnknownToolError(self._unknown_tool_message(name)) from None
 
     def __contains__(self, name: object) -> bool:

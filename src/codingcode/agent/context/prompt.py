@@ -153,9 +153,20 @@ def describe_sandbox(launcher: object) -> tuple[str, bool]:
     name = getattr(backend, "name", "a sandbox")
     if name == "none":
         return "NO sandbox (the settings turned it off)", True
+    limited = ""
+    if launcher.policy.network is Network.LIMITED and name == "bubblewrap":
+        # Limited network (issue 16): only the listed names, through codingcode's proxy.
+        allowed = launcher.policy.domains.allowed
+        shown = ", ".join(allowed[:20]) + (" ..." if len(allowed) > 20 else "")
+        limited = (
+            f"; network ONLY to these domains, through codingcode's proxy: {shown or 'none'} "
+            "(a blocked name is reported in the result: ask the user to allow it, do not "
+            "work around it)"
+        )
+        network = True
     return (
         f"the {name} sandbox: writes only inside the project and a private /tmp, "
-        "secrets masked, no privilege gain",
+        f"secrets masked, no privilege gain{limited}",
         network,
     )
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codingcode.config import Settings, SettingsError, load_settings
+from codingcode.config import Settings, SettingsError
 
 DEFAULT_TOOL_OUTPUT_LIMIT = 30_000
 MIN_TOOL_OUTPUT_LIMIT = 1_000
@@ -31,7 +31,10 @@ class AgentSettings:
 
 
 def load_agent_settings(project: Path, settings: Settings | None = None) -> AgentSettings:
-    settings = settings if settings is not None else load_settings(project)
+    if settings is None:
+        from codingcode.workspace import workspace_for
+
+        settings = workspace_for(project, None).settings
     out = AgentSettings()
     for f, value in settings.sources("appendSystemPrompt"):
         if not isinstance(value, str):

@@ -3,22 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codingcode.agent.model import ModelSpec
 from codingcode.agent.providers.base import ModelClientSettings, ModelProvider, load_client_settings
 
+if TYPE_CHECKING:
+    from codingcode.config import Settings
 
-def make_provider(spec: ModelSpec, *, project: Path | None = None) -> ModelProvider:
+
+def make_provider(
+    spec: ModelSpec, *, project: Path | None = None, settings: Settings | None = None
+) -> ModelProvider:
     """The provider for ``spec``, with the ``model_client`` timeouts and retries of the
-    settings (the user's file, and the project's when ``project`` is given)."""
-    settings = load_client_settings(project)
+    settings (the user's file, and the project's when ``project`` is given; ``settings``:
+    the session's, as its workspace read them)."""
+    client = load_client_settings(project, settings)
     if spec.provider == "anthropic":
         from codingcode.agent.providers.anthropic_messages import AnthropicProvider
 
-        return AnthropicProvider(spec.model, settings)
+        return AnthropicProvider(spec.model, client)
     from codingcode.agent.providers.openai_chat import OpenAIChatProvider
 
-    return OpenAIChatProvider(spec.model, settings)
+    return OpenAIChatProvider(spec.model, client)
 
 
 __all__ = ["ModelClientSettings", "ModelProvider", "make_provider"]

@@ -11,13 +11,16 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codingcode.agent.transcript import Message, StreamEvent, ToolCall
 from codingcode.tools.definition import ToolDefinition
+
+if TYPE_CHECKING:
+    from codingcode.config import Settings
 
 
 class ModelProvider(Protocol):
@@ -164,13 +167,20 @@ RETRY_STATUSES = frozenset({408, 409, 429})
 INITIAL_BACKOFF_S = 1.0
 
 
-def load_client_settings(project: Path | None = None) -> ModelClientSettings:
-    """The merged ``model_client`` settings (the user's file; the project's too when given)."""
-    from codingcode.config import SettingsError, load_settings, merge_values, user_config_dir
+def load_client_settings(
+    project: Path | None = None, settings: Settings | None = None
+) -> ModelClientSettings:
+    """The merged ``model_client`` settings (the user's file; the project's too when given;
+    ``settings``: the session's, already read)."""
+    from codingcode.config import SettingsError, merge_values, user_config_dir
 
     merged: dict[str, Any] = {}
-    if project is not None:
-        sources = [(str(f.path), v) for f, v in load_settings(project).sources("model_client")]
+    if settings is None and project is not None:
+        from codingcode.workspace import workspace_for
+
+        settings = workspace_for(project, None).settings
+    if settings is not None:
+        sources = [(str(f.path), v) for f, v in settings.sources("model_client")]
     else:
         path = user_config_dir() / "settings.json"
         sources = []

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codingcode.approval.rules.matching import _compile, _regex_of
 from codingcode.approval.rules.syntax import Rule, RuleAction, RuleSyntaxError, split_rule
-from codingcode.config import Scope, Settings, SettingsError, load_settings
+from codingcode.config import Scope, Settings, SettingsError
 
 
 class RuleObject(BaseModel):
@@ -119,7 +119,10 @@ def rules_from_section(
 
 
 def load_policy(project: Path, settings: Settings | None = None) -> Policy:
-    settings = settings or load_settings(project)
+    if settings is None:
+        from codingcode.workspace import workspace_for
+
+        settings = workspace_for(project, None).settings
     policy = Policy()
     for f, data in settings.sources("permissions"):
         rules, mode = rules_from_section(data, f.scope, f.path, f.trusted)

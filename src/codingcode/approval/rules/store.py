@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codingcode.approval import presets
 from codingcode.approval.rules.matching import _compile
 from codingcode.approval.rules.syntax import Rule, RuleAction, split_rule
 from codingcode.config import Scope, SettingsError
+
+if TYPE_CHECKING:
+    from codingcode.trust import TrustStore
 
 
 def local_settings_path(project: Path) -> Path:
@@ -38,12 +41,14 @@ def _read_json_object(path: Path) -> dict[str, Any]:
     return data
 
 
-def _write_json(path: Path, data: dict[str, Any], project: Path | None = None) -> None:
+def _write_json(
+    path: Path, data: dict[str, Any], project: Path | None = None, trust: TrustStore | None = None
+) -> None:
     """Write a settings file atomically; a project file the user trusted stays trusted."""
     from codingcode.atomic import atomic_write_bytes
     from codingcode.trust import TrustStore
 
-    store = TrustStore() if project is not None else None
+    store = (trust or TrustStore()) if project is not None else None
     was_trusted = True
     if store is not None and project is not None and path.exists():
         was_trusted = store.is_trusted(project, path)
@@ -55,7 +60,13 @@ def _write_json(path: Path, data: dict[str, Any], project: Path | None = None) -
 
 
 def add_rule(
-    path: Path, action: RuleAction, text: str, priority: int = 0, *, project: Path | None = None
+    path: Path,
+    action: RuleAction,
+    text: str,
+    priority: int = 0,
+    *,
+    project: Path | None = None,
+    trust: TrustStore | None = None,
 ) -> bool:
     """Append a rule to a settings file (atomically); False if it is already there."""
     split_rule(text)
@@ -73,7 +84,7 @@ def add_rule(
     if entry in lst:
         return False
     lst.append(entry)
-    _write_json(path, data, project)
+    _write_json(path, data, project, trust)
     return True
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
+from functools import lru_cache
 
 from codingcode.approval.paths import lexical
 from codingcode.approval.shell.model import DYN, Command, Word, literal_word
@@ -139,6 +140,7 @@ class Invocation:
     reads_stdin: bool = False
 
 
+@lru_cache(maxsize=4096)
 def is_interpreter(prog: str) -> bool:
     return prog in INTERPRETERS or python_like(prog)
 

@@ -380,12 +380,13 @@ class BackgroundProcesses:
 def registry_for(ctx: ToolExecCtx) -> BackgroundProcesses:
     """The background processes of the call's session (made on first use)."""
     if ctx.state.background is None:
-        from codingcode.config import load_settings, user_state_dir
+        from codingcode.workspace import workspace_for
 
-        limits = background_limits(load_settings(ctx.project_path))
+        workspace = workspace_for(ctx.project_path, ctx.workspace)
+        limits = background_limits(workspace.settings)
         safe = re.sub(r"[^A-Za-z0-9._-]", "_", ctx.session_id)[:100] or "session"
         ctx.state.background = BackgroundProcesses(
-            user_state_dir() / "background" / f"{safe}-{os.getpid()}", limits
+            workspace.state_dir / "background" / f"{safe}-{os.getpid()}", limits
         )
     registry: BackgroundProcesses = ctx.state.background
     return registry

@@ -21,13 +21,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codingcode.cancel import CancelSignal
-from codingcode.config import SettingsError, load_settings, merge_values
+from codingcode.config import SettingsError, merge_values
 from codingcode.errors import (
     CancelledError,
     InvalidArgumentsError,
@@ -39,6 +39,9 @@ from codingcode.process import CappedBuffer, kill_process_group
 from codingcode.sandbox.masks import check_readable, guard_for
 from codingcode.tools.builtin.fs import display_path
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
+
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
 
 SEARCH_CODE_DEFAULT = 30
 SEARCH_CODE_MAX = 100
@@ -89,9 +92,11 @@ class CodeSearchSettings(BaseModel):
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=3600)
 
 
-def load_search_settings(project: Path) -> CodeSearchSettings:
+def load_search_settings(project: Path, workspace: Workspace | None = None) -> CodeSearchSettings:
+    from codingcode.workspace import workspace_for
+
     merged: dict[str, Any] = {}
-    for f, value in load_settings(project).sources("code_search"):
+    for f, value in workspace_for(project, workspace).settings.sources("code_search"):
         try:
             CodeSearchSettings.model_validate(value)
         except ValidationError as exc:
@@ -289,7 +294,7 @@ async def search_code(args: SearchCodeArgs, ctx: ToolExecCtx) -> str:
         "--",
         ".",
     ]
-    settings = load_search_settings(ctx.project_path)
+    settings = load_search_settings(ctx.project_path, ctx.workspace)
     results: list[str] = []
     hidden = _Hidden(ctx, ctx.project_path)
 
@@ -413,7 +418,7 @@ async def search_files(args: SearchFilesArgs, ctx: ToolExecCtx) -> str:
         "--",
         ".",
     ]
-    settings = load_search_settings(ctx.project_path)
+    settings = load_search_settings(ctx.project_path, ctx.workspace)
     files: list[str] = []
     cut = False
 

@@ -270,7 +270,9 @@ async def read_file(args: ReadFileArgs, ctx: ToolExecCtx) -> str:
             from codingcode.tools.builtin.fs_images import image_type, read_image
 
             mime = image_type(path)
-            image = mime and await anyio.to_thread.run_sync(read_image, path, shown, mime)
+            image = mime and await anyio.to_thread.run_sync(
+                read_image, path, shown, mime, _open_for_reading
+            )
             if image:
                 return image
         lines, first, total = await anyio.to_thread.run_sync(

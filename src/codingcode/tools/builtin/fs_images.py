@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import base64
 import mimetypes
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from codingcode.errors import ToolFailureError
 from codingcode.tools.content import ContentResult, content_result
@@ -29,11 +31,12 @@ def image_type(path: Path) -> str | None:
     return mime if mime in _MAGIC else None
 
 
-def read_image(path: Path, shown: str, mime: str) -> ContentResult | None:
-    """The image as content blocks; None when its bytes are not that image (read as text)."""
-    from codingcode.tools.builtin.fs import _open_for_reading
-
-    with _open_for_reading(path, shown) as f:
+def read_image(
+    path: Path, shown: str, mime: str, opener: Callable[[Path, str], BinaryIO]
+) -> ContentResult | None:
+    """The image as content blocks; None when its bytes are not that image (read as text).
+    ``opener`` is read_file's own (a regular file only, never blocking)."""
+    with opener(path, shown) as f:
         data = f.read(MAX_IMAGE_BYTES + 1)
     if len(data) > MAX_IMAGE_BYTES:
         raise ToolFailureError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 import anyio
@@ -26,6 +27,7 @@ from codingcode.errors import (
     ToolTimeoutError,
 )
 from codingcode.tools.builtin.web.convert import Converted, convert_html, html_to_markdown
+from codingcode.tools.builtin.web.network_gate import NetworkGate, network_gate
 from codingcode.tools.builtin.web.settings import FetchSettings, _Strict, load_web_settings
 from codingcode.tools.builtin.web.ssrf import IPAddress, resolve_checked
 from codingcode.tools.definition import ToolExecCtx
@@ -155,7 +157,12 @@ async def run_cancellable(fn: Callable[[], Awaitable[T]], ctx: ToolExecCtx, what
 
 
 async def fetch_raw(
-    url: httpx.URL, max_length: int, settings: FetchSettings, *, client: httpx.AsyncClient
+    url: httpx.URL,
+    max_length: int,
+    settings: FetchSettings,
+    *,
+    client: httpx.AsyncClient,
+    gate: NetworkGate | None = None,
 ) -> FetchedBody:
     redirects: list[str] = []
     current = url
@@ -163,7 +170,11 @@ async def fetch_raw(
         # The ASCII (IDNA) form: what DNS, the Host header and TLS all use.
         host = current.raw_host.decode("ascii")
         port = current.port or (443 if current.scheme == "https" else 80)
-        addresses = await resolve_checked(host, port, settings.allow_private_hosts)
+        private = settings.allow_private_hosts
+        if gate is not None:
+            gate.check(host)  # the sandbox's network lists gate fetch_url too
+            private = [*private, *gate.private_hosts()]
+        addresses = await resolve_checked(host, port, private)
         response = await _send_pinned(client, current, addresses)
         try:
             if response.status_code in (301, 302, 303, 307, 308) and "location" in response.headers:
@@ -363,14 +374,15 @@ def _client(timeout_s: float) -> httpx.AsyncClient:
 
 async def fetch_url(args: FetchUrlArgs, ctx: ToolExecCtx) -> str:
     url = parse_http_url(args.url)
-    loaded = load_web_settings(ctx.project_path)
+    loaded = load_web_settings(ctx.project_path, ctx.workspace)
     settings = loaded.settings.fetch
+    gate = network_gate(Path(ctx.project_path), ctx.capabilities)
 
     async def go() -> str:
         async with _client(settings.timeout_s) as client:
             try:
                 with anyio.fail_after(settings.timeout_s * (settings.max_redirects + 1)):
-                    body = await fetch_raw(url, args.max_length, settings, client=client)
+                    body = await fetch_raw(url, args.max_length, settings, client=client, gate=gate)
             except TimeoutError:
                 raise ToolTimeoutError(
                     f"GET {url} took longer than the time limit and was stopped."

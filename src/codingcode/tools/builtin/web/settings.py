@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from codingcode.config import Scope, SettingsError, load_settings, merge_values
+from codingcode.config import Scope, SettingsError, merge_values
+
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
 
 
 class _Strict(BaseModel):
@@ -63,8 +66,10 @@ class LoadedWebSettings:
         )
 
 
-def load_web_settings(project: Path) -> LoadedWebSettings:
-    settings = load_settings(project)
+def load_web_settings(project: Path, workspace: Workspace | None = None) -> LoadedWebSettings:
+    from codingcode.workspace import workspace_for
+
+    settings = workspace_for(project, workspace).settings
     merged: dict[str, Any] = {}
     scopes: dict[str, Scope] = {}
     search_scope: Scope | None = None

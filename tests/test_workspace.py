@@ -1,0 +1,135 @@
+"""The Workspace is built once per session and handed down (issue 19).
+
+``codingcode run`` with a sub-agent, in this process, against the fake model server: the
+settings files are read once and one trust store is made, whatever the session, its
+sub-agent, the runner, the sandbox and the tools need of them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codingcode import config, trust
+from codingcode.workspace import Workspace, workspace_for
+from tests.agent.fake_model import FakeModelServer, Step, tool_results
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeModelServer]:
+    server = FakeModelServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def counts(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How often the settings files are read and trust stores made, from here on."""
+    seen = {"settings_reads": 0, "trust_stores": 0}
+    read = config.read_settings_file
+    init = trust.TrustStore.__init__
+
+    def counting_read(scope: config.Scope, path: Path) -> config.SettingsFile | None:
+        seen["settings_reads"] += 1
+        return read(scope, path)
+
+    def counting_init(self: trust.TrustStore, *args: Any, **kwargs: Any) -> None:
+        seen["trust_stores"] += 1
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(config, "read_settings_file", counting_read)
+    monkeypatch.setattr(trust.TrustStore, "__init__", counting_init)
+    return seen
+
+
+def _model_env(fake: FakeModelServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in fake.env("openai").items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("CODINGCODE_MODEL", "openai:fake-model")
+
+
+def test_a_run_with_a_sub_agent_reads_settings_and_trust_once(
+    project: Path,
+    fake: FakeModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    counts: dict[str, int],
+) -> None:
+    from codingcode.cli.headless import run_headless
+
+    _model_env(fake, monkeypatch)
+    (project / "lib.py").write_text("VALUE = 7\n")
+    settings_dir = project / ".codingcode"
+    settings_dir.mkdir()
+    # Something in every section the run reads: each reader gets it from the workspace.
+    (settings_dir / "settings.json").write_text(
+        json.dumps(
+            {
+                "permissions": {"deny": ["read_file(secrets/**)"]},
+                "sandbox": {"mode": "workspace-write"},
+                "code_search": {"timeout_s": 30},
+                "appendSystemPrompt": "Be brief.",
+            }
+        )
+    )
+    fake.script = [
+        Step(tool_calls=[("dispatch_agent", {"agent": "explore", "prompt": "Find VALUE."})]),
+        Step(tool_calls=[("search_code", {"pattern": "VALUE"})]),
+        Step(tool_calls=[("read_file", {"path": "lib.py"})]),
+        Step(text="VALUE is 7 in lib.py:1."),
+        Step(tool_calls=[("read_file", {"path": "lib.py"})]),
+        Step(text="VALUE is 7."),
+    ]
+    code = run_headless(
+        "what is VALUE?",
+        project=project,
+        model=None,
+        mode=None,
+        output_format="json",
+        quiet=True,
+        max_turns=None,
+    )
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0, payload
+    assert payload["answer"] == "VALUE is 7."
+    # The sub-agent really ran its calls, and the session's own call ran too.
+    assert "lib.py:1" in tool_results(fake.bodies()[2])[-1][0]
+    assert "VALUE = 7" in tool_results(fake.bodies()[5])[-1][0]
+    assert "Be brief." in json.dumps(fake.bodies()[0])
+    # Three settings files (user, project, local), read once; one trust store.
+    assert counts == {"settings_reads": 3, "trust_stores": 1}
+
+
+def test_the_workspace_keeps_the_trust_decision(project: Path, counts: dict[str, int]) -> None:
+    settings_dir = project / ".codingcode"
+    settings_dir.mkdir()
+    (settings_dir / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["execute_command(make *)"]}})
+    )
+    untrusted = Workspace.load(project)
+    assert [f.trusted for f in untrusted.settings.files] == [False]
+    assert not untrusted.is_trusted(settings_dir / "settings.json")
+    trust.TrustStore().trust(project)
+    trusted = Workspace.load(project)
+    assert [f.trusted for f in trusted.settings.files] == [True]
+    assert trusted.is_trusted(settings_dir / "settings.json")
+    # A session that distrusts the project: trusted records or not, nothing it grants.
+    distrusting = Workspace.load(project, trust_project_grants=False)
+    assert [f.trusted for f in distrusting.settings.files] == [False]
+    assert not distrusting.is_trusted(settings_dir / "settings.json")
+    # Handed down, it is used as it is; reloaded (after the session's own write), the same
+    # store and decision read the files again.
+    before = dict(counts)
+    assert workspace_for(project, distrusting) is distrusting
+    assert counts == before
+    again = distrusting.reload()
+    assert again.trust is distrusting.trust
+    assert [f.trusted for f in again.settings.files] == [False]
+    assert counts["settings_reads"] == before["settings_reads"] + 3
+    assert counts["trust_stores"] == before["trust_stores"]
