@@ -67,6 +67,9 @@ def _parser() -> Any:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
+#: Programs whose arguments name files they write (``record_writes``).
+_WRITERS = frozenset({"tee", "cp", "mv", "install", "ln", "dd"})
+
 #: ``=`` count times ``|`` count beyond which a text is not parsed (see ``script``).
 MAX_ASSIGN_PIPE_PRODUCT = 4_000_000
 
@@ -554,14 +557,18 @@ class _Walker:
                 ):
                     continue  # `2>&1 0<&3`: the fd number of the next redirect
                 argv.extend(self.words(e, ctx))
-        redirects = tuple(
-            r for r in (self.redirect(c, ctx) for c in redirect_nodes) if r is not None
-        )
-        stdin = _stdin_from(redirects, self, ctx) or ctx.stdin
+        if redirect_nodes:
+            redirects = tuple(
+                r for r in (self.redirect(c, ctx) for c in redirect_nodes) if r is not None
+            )
+            stdin = _stdin_from(redirects, self, ctx) or ctx.stdin
+        else:
+            redirects, stdin = (), ctx.stdin
         cmd = Command(tuple(argv), ctx.cwd, redirects, stdin, ctx.via, assigns=tuple(assigns))
         self.emit(cmd, ctx)
         output = static_output(cmd, self)
-        self.record_writes(cmd, output)
+        if redirects or cmd.program in _WRITERS:
+            self.record_writes(cmd, output)
         self.last_output = None if any(">" in r.op for r in redirects) else output
         # `cd DIR` changes where later commands of this list run.
         if cmd.program in ("cd", "pushd") and not cmd.via:
