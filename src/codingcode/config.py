@@ -18,16 +18,20 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from codingcode.dirs import USER_CONFIG_ENV as USER_CONFIG_ENV
+from codingcode.dirs import USER_STATE_ENV as USER_STATE_ENV
+from codingcode.dirs import user_config_dir as user_config_dir
+from codingcode.dirs import user_state_dir as user_state_dir
 from codingcode.errors import InvalidArgumentsError
 
-USER_CONFIG_ENV = "CODINGCODE_CONFIG_DIR"
-USER_STATE_ENV = "CODINGCODE_STATE_DIR"
+if TYPE_CHECKING:
+    from codingcode.trust import TrustStore
+
 #: Roughly how deep Python's JSON parser can nest (its recursion limit); deeper input is a
 #: clear error, never a RecursionError.
 MAX_JSON_DEPTH = 900
@@ -41,26 +45,6 @@ class Scope(StrEnum):
 
 class SettingsError(InvalidArgumentsError):
     """A settings file that cannot be used; the message names the file and the entry."""
-
-
-def user_config_dir() -> Path:
-    """The user's config dir (``$CODINGCODE_CONFIG_DIR`` overrides, for tests and CI)."""
-    override = os.environ.get(USER_CONFIG_ENV)
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("codingcode"))
-
-
-def user_state_dir() -> Path:
-    """Where codingcode keeps state of its own (audit log, trust records)."""
-    override = os.environ.get(USER_STATE_ENV)
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return Path(platformdirs.user_state_dir("codingcode"))
 
 
 def settings_paths(project: Path) -> list[tuple[Scope, Path]]:
@@ -147,14 +131,19 @@ def read_settings_file(scope: Scope, path: Path) -> SettingsFile | None:
     return SettingsFile(scope, path, data, raw)
 
 
-def load_settings(project: Path) -> Settings:
-    """Read every settings file of ``project`` (missing files are simply absent)."""
+def load_settings(project: Path, *, trust: TrustStore | None = None) -> Settings:
+    """Read every settings file of ``project`` (missing files are simply absent), each
+    project file marked by ``trust`` (default: the user's trust records).
+
+    Below the front ends, read the session's :class:`codingcode.workspace.Workspace`
+    instead: it holds what this read once per session.
+    """
     from dataclasses import replace
 
     from codingcode.trust import TrustStore
 
     settings = Settings(project=project)
-    store = TrustStore()
+    store = trust if trust is not None else TrustStore()
     for scope, path in settings_paths(project):
         loaded = read_settings_file(scope, path)
         if loaded is None:

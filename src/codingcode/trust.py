@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from codingcode.atomic import atomic_write_bytes
-from codingcode.config import user_state_dir
+from codingcode.dirs import user_state_dir
 from codingcode.errors import AgentError, ErrorKind
 
 TRUST_FILE = "trust.json"

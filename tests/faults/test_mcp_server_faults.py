@@ -19,8 +19,8 @@ import anyio
 import httpx
 import pytest
 
-from codingcode.mcp import server as server_module
-from codingcode.mcp.server import McpToolServer, build_tool_server, serve_http
+from codingcode.mcp_server import server as server_module
+from codingcode.mcp_server.server import McpToolServer, build_tool_server, serve_http
 from mcp import Client
 from tests.mcp.conftest import eventually
 

@@ -6,7 +6,8 @@ it lives in ``agent`` and not in ``tools``: the tools package never imports the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,7 +17,35 @@ from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition
 from codingcode.tools.resolver import DISPATCH_AGENT_NAME
 
 if TYPE_CHECKING:
-    from codingcode.agent.session import AgentSession
+    from codingcode.agent.profiles import AgentSpec
+    from codingcode.agent.transcript import AgentEvent
+    from codingcode.cancel import CancelSignal
+
+
+class _Answer(Protocol):
+    @property
+    def text(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def ok(self) -> bool: ...
+
+
+class _Child(Protocol):
+    @property
+    def session_id(self) -> str: ...
+    async def send(self, prompt: str, *, signal: CancelSignal | None = None) -> _Answer: ...
+
+
+class Dispatcher(Protocol):
+    """What the tool needs of the session it dispatches from (an ``AgentSession``); a
+    protocol, so that this module never imports the session that imports it."""
+
+    @property
+    def agents(self) -> Mapping[str, AgentSpec]: ...
+    @property
+    def sink(self) -> Callable[[AgentEvent], None]: ...
+    def spawn(self, spec: AgentSpec) -> _Child: ...
 
 
 class DispatchAgentArgs(BaseModel):
@@ -28,7 +57,7 @@ class DispatchAgentArgs(BaseModel):
     )
 
 
-def make_dispatch_tool(session: AgentSession) -> ToolDefinition:
+def make_dispatch_tool(session: Dispatcher) -> ToolDefinition:
     listing = "\n".join(f"- {a.name}: {a.description}" for a in session.agents.values())
 
     async def dispatch_agent(args: DispatchAgentArgs, ctx: ToolExecCtx) -> str:

@@ -2,19 +2,33 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from codingcode.agent.session import AgentSession
+    from codingcode.agent.sessions.store import SessionStore
     from codingcode.approval.lifecycle import LifecycleHooks
 
 
-def _transcript(session: AgentSession) -> str:
+class HookedSession(Protocol):
+    """What the hook calls read and set of the session (an ``AgentSession``); a protocol,
+    so that this module never imports the session that imports it."""
+
+    session_id: str
+    depth: int
+    mode: str
+    hook_source: str | None
+    _hooks_started: bool
+
+    @property
+    def store(self) -> SessionStore | None: ...
+
+
+def _transcript(session: HookedSession) -> str:
     return str(session.store.path) if session.store is not None else ""
 
 
 async def before_prompt(
-    session: AgentSession, hooks: LifecycleHooks, prompt: str
+    session: HookedSession, hooks: LifecycleHooks, prompt: str
 ) -> tuple[str, str | None]:
     """SessionStart (once per source) then UserPromptSubmit: the prompt with the context the
     hooks added, and the message to show when a hook blocked it (then nothing is sent)."""
@@ -46,7 +60,7 @@ async def before_prompt(
 
 
 async def stop_hook(
-    session: AgentSession, hooks: LifecycleHooks, answer: str, active: bool
+    session: HookedSession, hooks: LifecycleHooks, answer: str, active: bool
 ) -> str | None:
     """Stop (SubagentStop in a sub-agent): the message that makes the agent go on, or None."""
     event = "SubagentStop" if session.depth > 0 else "Stop"

@@ -27,7 +27,7 @@ from codingcode.capabilities import CapabilitySet
 from codingcode.sandbox.masks import MaskSpec
 
 if TYPE_CHECKING:
-    from codingcode.approval.pipeline import ToolCall
+    from codingcode.approval.call import ToolCall
     from codingcode.approval.rules import Rule
 
 #: Redirections that write their target.

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol, TextIO, runtime_checkable
 from codingcode.capabilities import NO_CAPABILITIES, CapabilitySet
 
 if TYPE_CHECKING:
-    from codingcode.approval.pipeline import ToolCall
+    from codingcode.approval.call import ToolCall
 
 
 class Answer(StrEnum):

@@ -147,7 +147,11 @@ def is_env_name(name: str) -> bool:
 def classify(path: str) -> set[str]:
     """Which preset path rules one absolute, normalised path touches."""
     hits: set[str] = set()
-    if path in SHADOW_FILES:
+    if path in SHADOW_FILES or (
+        # any *shadow* file right under /etc (backups such as /etc/shadow.bak), as the
+        # sandbox masks them
+        path.startswith("/etc/") and "shadow" in path[5:] and "/" not in path[5:]
+    ):
         hits.add("R6")
     elif path in PASSWD_FILES:
         hits.add("R7")

@@ -10,9 +10,18 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
+from codingcode.approval.call import CONFIRM as CONFIRM
+from codingcode.approval.call import HOOK as HOOK
+from codingcode.approval.call import MODE as MODE
+from codingcode.approval.call import PERMISSION_HOOK as PERMISSION_HOOK
+from codingcode.approval.call import RULES as RULES
+from codingcode.approval.call import WHITELIST as WHITELIST
+from codingcode.approval.call import Action as Action
+from codingcode.approval.call import Final as Final
+from codingcode.approval.call import LayerResult as LayerResult
+from codingcode.approval.call import ToolCall as ToolCall
 from codingcode.approval.capabilities import capabilities_for
 from codingcode.approval.confirm import (
     Answer,
@@ -24,10 +33,6 @@ from codingcode.approval.confirm import (
 )
 from codingcode.approval.paths import is_control_file, is_inside
 from codingcode.capabilities import NO_CAPABILITIES, CapabilitySet
-from codingcode.tools.definition import ArgRole, Effect, ToolOrigin
-
-Action = Literal["allow", "deny", "ask", "continue"]
-Final = Literal["allow", "deny", "ask"]
 
 #: A2: exactly these pass the read-only whitelist.
 READ_ONLY_TOOLS = frozenset(
@@ -45,64 +50,6 @@ READ_ONLY_TOOLS = frozenset(
 )
 #: M2: what acceptEdits passes when every path it names is inside the project.
 EDIT_TOOLS = frozenset({"write_file", "edit_file", "todo_write"})
-
-RULES = "RuleEngine"
-WHITELIST = "ReadonlyWhitelist"
-MODE = "PermissionMode"
-HOOK = "HookPreToolUse"
-PERMISSION_HOOK = "HookPermissionRequest"
-CONFIRM = "UserConfirmation"
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One call as approval sees it: validated arguments and where they came from."""
-
-    tool: str
-    args: dict[str, Any]
-    project_path: Path
-    session_id: str = "default"
-    turn_id: int = 0
-    mode: str = "default"
-    #: A trusted MCP server says this tool only reads: plan mode keeps it (it still needs
-    #: the usual approval), where it refuses every other tool outside the read-only list.
-    read_only_hint: bool = False
-    #: What the tool declares about its arguments and effects (ToolDefinition), so that
-    #: approval reads declarations instead of tool names. Empty roles / ``None`` effects:
-    #: nothing declared.
-    arg_roles: dict[str, ArgRole] = field(default_factory=dict)
-    effects: frozenset[Effect] | None = None
-    origin: ToolOrigin = field(default_factory=ToolOrigin)
-    #: Links this call's audit records (one per layer) to its outcome; "" when not run.
-    call_id: str = ""
-
-    @property
-    def cwd(self) -> Path:
-        """The directory relative paths of this call resolve against."""
-        from codingcode.approval.roles import call_roles, first_with
-
-        roles = call_roles(self.arg_roles, self.args, self.tool, self.origin.kind)
-        cwd = first_with(roles, self.args, "cwd")
-        if isinstance(cwd, str) and cwd:
-            p = Path(cwd).expanduser()
-            return p if p.is_absolute() else self.project_path / p
-        return self.project_path
-
-
-@dataclass(frozen=True)
-class LayerResult:
-    layer: str
-    action: Action
-    reason: str
-    rule: str | None = None
-    #: Set by a hook that changed the arguments (already validated and re-checked).
-    modified_args: dict[str, Any] | None = None
-    #: True when one of the nine preset rules decided (they cannot be overridden).
-    preset: bool = False
-    #: The user's answer (once, session, always (project), always (user), no, never) and
-    #: the rule it granted, when the user decided (for the audit log).
-    answer: str | None = None
-    grant: str | None = None
 
 
 @dataclass

@@ -19,9 +19,10 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from codingcode.approval import shell
-from codingcode.approval.paths import classify_glob, classify_path, has_glob, lexical
+from codingcode.approval.paths import classify_glob, classify_path, has_glob, is_env_name, lexical
 from codingcode.approval.paths import spellings as classify_spellings
 from codingcode.approval.roles import call_roles, role_by_name
+from codingcode.approval.shell.parse import OPAQUE_STDIN
 from codingcode.tools.definition import ArgRole
 
 
@@ -294,9 +295,33 @@ def command_findings(command: str, cwd: str, _depth: int = 0) -> Iterator[Findin
     if _depth < 2:
         for text, where, prog in analysis.speculative:
             for rule_id, why in command_findings(text, where or cwd, _depth=_depth + 1):
-                if rule_id != OPAQUE_ID:
+                # a preset rule, or a shell started on input the analysis cannot see
+                if rule_id != OPAQUE_ID or why.endswith(OPAQUE_STDIN):
                     yield OPAQUE_ID, f"{prog} may run {text[:60]!r} as commands ({why})"
                     break
+
+
+_UNIT_STARTS = frozenset(
+    {"enable", "start", "restart", "reenable", "try-restart", "reload-or-restart"}
+)
+
+
+def _system_units(c: shell.Command, analysis: shell.Analysis) -> Iterator[Finding]:
+    """``systemctl link FILE``, or starting a unit this line wrote: systemd runs the
+    unit's commands (``ExecStart=``), as root, where the analysis does not follow."""
+    args = c.argv[1:]
+    sub = _first_positional(args)
+    if sub == "link":
+        yield OPAQUE_ID, "systemctl link makes a file a system unit, whose commands run as root"
+        return
+    if sub not in _UNIT_STARTS or c.cwd is None:
+        return
+    for w in args:
+        if w.text.startswith("-") or w.text == sub:
+            continue
+        if w.dynamic or "/" in w.text or lexical(w.text, c.cwd) in analysis.written_files:
+            yield OPAQUE_ID, f"systemctl {sub} {w.text}: systemd runs that unit's commands as root"
+            return
 
 
 def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Finding]:
@@ -308,6 +333,8 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
         yield "R2", f"{prog} runs a command with other privileges"
     elif prog == "systemd-run" and not any(w.text == "--user" for w in args):
         yield "R2", "systemd-run starts a system service, as root unless told otherwise"
+    if prog == "systemctl" and not any(w.text == "--user" for w in args):
+        yield from _system_units(c, analysis)
     # R5
     if prog in SHUTDOWN:
         yield "R5", f"{prog} stops or restarts the machine"
@@ -379,7 +406,7 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
     if prog is None and not c.argv:
         return
     checked = list(args)
-    if c.argv and "/" in c.argv[0].text:
+    if c.argv and ("/" in c.argv[0].text or is_env_name(c.argv[0].text)):
         checked.insert(0, c.argv[0])
     code_flags = (
         shell.code_flags(prog)

@@ -16,7 +16,9 @@ from typing import Annotated
 import typer
 
 from codingcode import __version__
-from codingcode.errors import AgentError, ErrorKind, UnknownToolError
+from codingcode.cli.exits import exit_code_for as exit_code_for
+from codingcode.cli.exits import fail as fail
+from codingcode.errors import AgentError
 
 app = typer.Typer(
     name="codingcode",
@@ -94,18 +96,6 @@ def _root(
 def _register_commands() -> None:
     for module in COMMAND_MODULES:
         import_module(module).register(app)
-
-
-def exit_code_for(error: AgentError) -> int:
-    """2 for bad input (invalid arguments, an unknown tool), 1 for a call that failed."""
-    bad_input = error.kind is ErrorKind.INVALID_ARGUMENTS or isinstance(error, UnknownToolError)
-    return 2 if bad_input else 1
-
-
-def fail(message: str, code: int = 2) -> None:
-    """Print a short error to stderr and exit (for the CLI's own checks of its input)."""
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
 
 
 def _robust_streams() -> None:

@@ -521,8 +521,8 @@ def start_app(
     resume: str | None = None,
 ) -> None:
     """Bare ``codingcode``: the interactive app (called from the root callback)."""
-    from codingcode.cli import fail
     from codingcode.cli.agent_commands import load_for_run
+    from codingcode.cli.exits import fail
 
     root = project_dir(project)
     checked = check_mode(mode)

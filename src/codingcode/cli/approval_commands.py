@@ -133,7 +133,7 @@ def register(app: typer.Typer) -> None:
         """Print what the approval pipeline would decide, as JSON (runs nothing, asks no one)."""
         import anyio
 
-        from codingcode.cli import fail
+        from codingcode.cli.exits import fail
 
         root = project_dir(project)
         if mode is not None:
@@ -218,7 +218,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Add a rule to a settings file (atomically)."""
         from codingcode.approval.rules import RuleSyntaxError, add_rule
-        from codingcode.cli import fail
+        from codingcode.cli.exits import fail
 
         if action not in ("allow", "ask", "deny"):
             fail(f"unknown action {action!r}; choose allow, ask or deny.")
@@ -248,7 +248,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Remove a rule from a settings file. The nine preset rules cannot be removed."""
         from codingcode.approval.rules import presets_match, remove_rule
-        from codingcode.cli import fail
+        from codingcode.cli.exits import fail
 
         preset = presets_match(rule)
         if preset is not None:
@@ -293,7 +293,7 @@ def register(app: typer.Typer) -> None:
         import datetime
 
         from codingcode.approval.audit import AuditLog
-        from codingcode.cli import fail
+        from codingcode.cli.exits import fail
 
         decisions = ("allow", "deny", "ask", "continue")
         if decision is not None and decision not in decisions:
@@ -358,7 +358,7 @@ def _print_calls(records: list[Any], as_json: bool) -> None:
 
 def _scope_path(scope: str, project: Path) -> Path:
     from codingcode.approval.rules import settings_path_for
-    from codingcode.cli import fail
+    from codingcode.cli.exits import fail
     from codingcode.config import Scope
 
     try:

@@ -121,7 +121,7 @@ def restore_command(
     ] = False,
 ) -> None:
     """Put the project's files back as they were at CHECKPOINT (undoable)."""
-    from codingcode.cli import fail
+    from codingcode.cli.exits import fail
 
     store = _store(project_dir(project))
     point = store.find(checkpoint) if checkpoint else store.latest_turn_start()

@@ -54,7 +54,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="One JSON array.")] = False,
     ) -> None:
         """List every hook: event, matcher, command, timeout, source file, whether it runs."""
-        from codingcode.cli import fail
+        from codingcode.cli.exits import fail
         from codingcode.config import SettingsError
 
         root = project_dir(project)

@@ -66,7 +66,7 @@ def serve_command(
     import anyio
 
     from codingcode.cli.tool_commands import check_mode
-    from codingcode.mcp.server import (
+    from codingcode.mcp_server.server import (
         build_tool_server,
         parse_host_port,
         resolve_token,
@@ -78,8 +78,10 @@ def serve_command(
     from codingcode.cli.tool_service import cli_tool_service
 
     server = build_tool_server(
-        root, mode=check_mode(mode) if mode else None, service=cli_tool_service()
+        root, mode=check_mode(mode) if mode else None, service=cli_tool_service(), plugins=True
     )
+    for note in server.notes:
+        _say(f"codingcode MCP: {note}")
     ignored = getattr(server.headless, "ignored_grants", None)
     if ignored:  # workspace trust: say once what the untrusted project would have granted
         _say(

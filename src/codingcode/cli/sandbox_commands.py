@@ -140,7 +140,7 @@ def run_command(
                 start_new_session=True,
             )
         except OSError as exc:
-            from codingcode.cli import fail
+            from codingcode.cli.exits import fail
 
             fail(f"cannot start {plan.argv[0]}: {exc.strerror}", code=127)
         finally:

@@ -30,7 +30,7 @@ ModeOption = Annotated[
 
 def parse_args_json(text: str) -> dict[str, Any]:
     """Parse ARGS_JSON (``-`` reads stdin); a clear error for anything but a JSON object."""
-    from codingcode.cli import fail
+    from codingcode.cli.exits import fail
 
     if text == "-":
         text = sys.stdin.read()
@@ -50,7 +50,7 @@ def parse_args_json(text: str) -> dict[str, Any]:
 
 def check_mode(mode: str | None) -> str | None:
     """The mode if it is a known one (None: the settings decide); a clear error otherwise."""
-    from codingcode.cli import fail
+    from codingcode.cli.exits import fail
 
     if mode is not None and mode not in PERMISSION_MODES:
         fail(f"unknown mode {mode!r}; choose one of: {', '.join(PERMISSION_MODES)}.")
@@ -58,7 +58,7 @@ def check_mode(mode: str | None) -> str | None:
 
 
 def project_dir(project: Path | None) -> Path:
-    from codingcode.cli import fail
+    from codingcode.cli.exits import fail
 
     path = (project or Path.cwd()).resolve()
     if not path.is_dir():

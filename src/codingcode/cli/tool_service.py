@@ -17,7 +17,7 @@ def register_plugin_tools(service: ToolService) -> list[str]:
     """
     from importlib.metadata import entry_points
 
-    from codingcode.cli import fail
+    from codingcode.cli.exits import fail
 
     before = set(service.names())
     for ep in entry_points(group=PLUGIN_GROUP):

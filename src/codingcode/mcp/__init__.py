@@ -1,1 +1,1 @@
-"""MCP: import the tools of configured servers (client), serve ours (server), config."""
+"""MCP client: import the tools of configured servers; their configuration."""

@@ -71,7 +71,7 @@ class McpManager:
             if not logging.getLogger().handlers and not logging.getLogger("mcp").handlers:
                 # Nobody configured logging: the SDK's error logs would print tracebacks
                 # (Python's last-resort handler); one line each, rate-limited, instead.
-                from codingcode.mcp.http_safety import quiet_logging
+                from codingcode.logs import quiet_logging
 
                 stack.callback(quiet_logging(names=("mcp",)))
             tg = await stack.enter_async_context(anyio.create_task_group())

@@ -30,8 +30,9 @@ from codingcode.capabilities import CapabilitySet
 from codingcode.errors import DeniedError
 from codingcode.process import LaunchPlan
 from codingcode.sandbox import seccomp
+from codingcode.sandbox.git_dirs import nested_git as _nested_git
 from codingcode.sandbox.landlock_exec import Spec
-from codingcode.sandbox.masks import DEFAULT_MASKS, MaskResolver, MaskSpec
+from codingcode.sandbox.masks import DEFAULT_MASKS, MaskResolver, MaskSpec, home_dirs
 from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
 
 #: Inside the sandbox this variable names the backend (tools and tests can tell).
@@ -40,16 +41,6 @@ MARKER_ENV = "CODINGCODE_SANDBOX"
 
 class SandboxError(DeniedError):
     """The sandbox cannot run this command as the policy demands (so it is not run)."""
-
-
-def home_dirs(env: Mapping[str, str]) -> list[Path]:
-    """The command's ``$HOME`` and the account's home (they differ in tests and sudo)."""
-    homes = []
-    if env.get("HOME"):
-        homes.append(Path(env["HOME"]))
-    with contextlib.suppress(KeyError):
-        homes.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
-    return list(dict.fromkeys(Path(os.path.realpath(h)) for h in homes))
 
 
 def mask_specs(policy: SandboxPolicy) -> list[MaskSpec]:
@@ -205,36 +196,6 @@ def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]
             for gitdir in _pointed_gitdirs(nested):
                 found += _git_metadata(gitdir, create_missing=False)
     return list(dict.fromkeys(found))
-
-
-#: How deep below the project nested repositories (submodules, vendored checkouts) are
-#: looked for: their hooks run as soon as the user works in them.
-NESTED_GIT_DEPTH = 2
-_SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages"})
-
-
-def _nested_git(project: Path) -> list[Path]:
-    """``.git`` entries (directories or pointer files, not symlinks) of nested repositories."""
-    found: list[Path] = []
-    level = [project]
-    for _ in range(NESTED_GIT_DEPTH):
-        next_level = []
-        for directory in level:
-            try:
-                entries = list(os.scandir(directory))
-            except OSError:
-                continue
-            for entry in entries:
-                if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
-                    continue
-                if not entry.is_dir(follow_symlinks=False):
-                    continue
-                git = Path(entry.path, ".git")
-                if git.exists() and not git.is_symlink():
-                    found.append(git)
-                next_level.append(Path(entry.path))
-        level = next_level
-    return found
 
 
 def _refuse_symlink(path: Path, project: Path) -> None:

@@ -22,8 +22,9 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import pwd
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -349,3 +350,121 @@ class MaskResolver:
             if is_dir and not matched and entry.name not in SKIP_DIRS:
                 subdirs.append(entry.path)
         return _Dir(mtime, subdirs, matches, count)
+
+
+# -- the file tools: the same paths refused (issue 11) ------------------------------------
+class ReadGuard:
+    """``sandbox.denyRead`` (and ``masked_paths``, and the user's deny rules on paths) for
+    the file tools: read_file, edit_file, search_code and search_files refuse or leave out
+    exactly the paths a command's sandbox would mask for these patterns. The built-in
+    defaults (.env, ~/.ssh, ...) are not here: for the file tools the preset rules R6-R9
+    ask about those, and an approved call may read them.
+
+    A path is matched as written (made absolute) and with its symlinks resolved; a pattern
+    naming a directory covers everything beneath it."""
+
+    def __init__(self, specs: Sequence[MaskSpec], project: Path, homes: Sequence[Path]) -> None:
+        self.specs = tuple(specs)
+        self.project = Path(os.path.realpath(project))
+        roots = [self.project]
+        if Path(project).absolute() != self.project:
+            roots.append(Path(project).absolute())
+        self._compiled: list[tuple[re.Pattern[str], MaskSpec]] = []
+        for spec in self.specs:
+            pattern = spec.pattern.strip()
+            if not pattern:
+                continue
+            if pattern.startswith("~"):
+                rest = pattern[1:].lstrip("/")
+                bases = [str(h).rstrip("/") + "/" + rest for h in homes]
+            elif pattern.startswith("/"):
+                bases = [pattern]
+            else:
+                rel = pattern.removeprefix("./")
+                bases = [str(r).rstrip("/") + "/" + rel for r in roots]
+            for base in dict.fromkeys(bases):
+                body = glob_regex(base).pattern.removesuffix(r"\Z")
+                self._compiled.append((re.compile(body + r"(?:/.*)?\Z"), spec))
+
+    def __bool__(self) -> bool:
+        return bool(self._compiled)
+
+    def denied(self, path: str | Path) -> MaskSpec | None:
+        """The pattern that hides ``path`` (absolute), or None."""
+        if not self._compiled:
+            return None
+        text = os.path.normpath(os.path.abspath(path))
+        spellings = [text]
+        real = os.path.realpath(text)
+        if real != text:
+            spellings.append(real)
+        for spelling in spellings:
+            for regex, spec in self._compiled:
+                if regex.match(spelling):
+                    return spec
+        return None
+
+    @staticmethod
+    def refusal(shown: str, spec: MaskSpec) -> str:
+        """The error a file tool gives: what hid the path and how to allow it."""
+        where = spec.origin
+        if where.startswith("sandbox."):
+            fix = f"remove {spec.pattern!r} from sandbox.denyRead to let tools read it"
+        elif where.startswith("deny rule"):
+            fix = "remove the deny rule to let tools read it"
+        else:
+            fix = "remove it from that setting to let tools read it"
+        return (
+            f"{shown} is not readable: {where} masks it (pattern {spec.pattern!r}); "
+            f"the file tools and every command are refused it. {fix[0].upper()}{fix[1:]}."
+        )
+
+
+_GUARDS: dict[tuple[tuple[MaskSpec, ...], str, tuple[Path, ...]], ReadGuard] = {}
+
+
+def read_guard(specs: Sequence[MaskSpec], project: Path, homes: Sequence[Path]) -> ReadGuard:
+    """One guard per (patterns, project, homes), compiled once."""
+    key = (tuple(specs), str(project), tuple(homes))
+    guard = _GUARDS.get(key)
+    if guard is None:
+        if len(_GUARDS) > 64:
+            _GUARDS.clear()
+        guard = _GUARDS[key] = ReadGuard(specs, project, homes)
+    return guard
+
+
+def guard_for(launcher: object) -> ReadGuard | None:
+    """The read guard of the sandbox a tool call runs with (its launcher), or None when
+    the call has no sandbox service or nothing to guard."""
+    policy = getattr(launcher, "policy", None)
+    project = getattr(policy, "project", None)
+    if policy is None or not isinstance(project, Path):
+        return None
+    specs: list[MaskSpec] = [
+        *(MaskSpec(str(p), "sandbox.masked_paths") for p in getattr(policy, "masked_paths", ())),
+        *getattr(policy, "deny_read", ()),
+    ]
+    if not specs:
+        return None
+    return read_guard(specs, project, home_dirs(os.environ))
+
+
+def home_dirs(env: Mapping[str, str]) -> list[Path]:
+    """The command's ``$HOME`` and the account's home (they differ in tests and sudo)."""
+    homes = []
+    if env.get("HOME"):
+        homes.append(Path(env["HOME"]))
+    with contextlib.suppress(KeyError):
+        homes.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    return list(dict.fromkeys(Path(os.path.realpath(h)) for h in homes))
+
+
+def check_readable(path: Path, shown: str, launcher: object) -> None:
+    """Raise :class:`DeniedError` if ``path`` is masked for the tools (see :class:`ReadGuard`)."""
+    guard = guard_for(launcher)
+    spec = guard.denied(path) if guard is not None else None
+    if spec is not None:
+        from codingcode.errors import DeniedError
+
+        raise DeniedError(ReadGuard.refusal(shown, spec))

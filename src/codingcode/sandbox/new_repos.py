@@ -18,7 +18,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from codingcode.sandbox.backends import _nested_git
+from codingcode.sandbox.git_dirs import nested_git
 
 #: Config names (lower-case, as `git config --list` prints them) whose value git runs.
 _EXECUTING_KEYS = re.compile(
@@ -32,7 +32,7 @@ _EXECUTING_KEYS = re.compile(
 
 def repositories(project: Path) -> set[Path]:
     """The ``.git`` directories of the project and of repositories nested in it."""
-    candidates = [project / ".git", *_nested_git(project)]
+    candidates = [project / ".git", *nested_git(project)]
     return {g for g in candidates if g.is_dir() and not g.is_symlink()}
 
 

@@ -25,8 +25,8 @@ from typing import Any
 from codingcode.config import user_state_dir
 from codingcode.errors import AgentError
 from codingcode.process import run_command
-from codingcode.sandbox.backends import home_dirs, mask_resolver
-from codingcode.sandbox.masks import DEFAULT_MASKS, MaskSpec
+from codingcode.sandbox.backends import mask_resolver
+from codingcode.sandbox.masks import DEFAULT_MASKS, MaskSpec, home_dirs
 from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
 from codingcode.sandbox.service import SandboxService
 

@@ -7,7 +7,7 @@ import os.path
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, create_model
 
@@ -30,6 +30,17 @@ class SessionState:
     offered: set[str] = field(default_factory=set)
 
 
+class McpRequestChannel(Protocol):
+    """What a tool called through ``codingcode mcp`` may send back to the client that asked
+    (``ToolExecCtx.mcp``). Each request method returns the client's result as a dict."""
+
+    async def log(self, level: str, data: Any) -> None: ...
+    async def progress(self, progress: float, total: float | None = None) -> None: ...
+    async def sample(self, messages: list[dict[str, Any]], max_tokens: int) -> dict[str, Any]: ...
+    async def elicit(self, message: str, requested_schema: dict[str, Any]) -> dict[str, Any]: ...
+    def close_sse_stream(self) -> None: ...
+
+
 @dataclass
 class ToolExecCtx:
     """The context one tool call runs in (SPEC C: signal, session id, turn id, project root)."""
@@ -45,6 +56,9 @@ class ToolExecCtx:
     #: What the approval granted this call beyond the sandbox's defaults (set by the runner
     #: from the decision; the launcher builds the call's sandbox from it). ``None``: defaults.
     capabilities: CapabilitySet | None = None
+    #: The MCP request's channel back to its client when the call came in through
+    #: ``codingcode mcp`` (log, progress, sample, elicit, close_sse_stream); else None.
+    mcp: McpRequestChannel | None = None
 
     def __post_init__(self) -> None:
         self.project_path = Path(self.project_path).resolve()

@@ -132,7 +132,7 @@ class ToolService:
         if ctx.signal is not None and ctx.signal.is_set():
             raise CancelledError(f"{definition.name} was cancelled before it started.")
         try:
-            result = await definition.execute(model, ctx)
+            result: Any = await definition.execute(model, ctx)
         except AgentError:
             raise
         except anyio.get_cancelled_exc_class():
@@ -141,9 +141,14 @@ class ToolService:
             raise ToolFailureError(
                 f"{definition.name} failed unexpectedly: {type(exc).__name__}: {exc}"
             ) from exc
+        if isinstance(result, list):  # MCP content blocks (a custom tool may return them)
+            from codingcode.tools.content import content_result
+
+            return content_result(definition.name, result)
         if not isinstance(result, str):
             raise ToolFailureError(
-                f"{definition.name} returned {type(result).__name__}, expected a string."
+                f"{definition.name} returned {type(result).__name__}, expected a string "
+                "or a list of MCP content blocks."
             )
         return result
 

@@ -162,6 +162,11 @@ class _Walker:
         #: Files this line wrote that start a shell or run commands, with the number of
         #: commands seen when they were written.
         self.active_files: list[tuple[str, int]] = []
+        #: Redirects the grammar hung on a list or pipeline that bash gives to its last
+        #: simple command (``a && sh 2>/dev/null -c CMD``), by (source depth, node key).
+        self._attached: dict[tuple[int, tuple[int, int]], list[Any]] = {}
+        #: Shell functions defined in this line (their bodies are looked at where defined).
+        self.functions: set[str] = set()
 
     def finish(self) -> None:
         """After the walk: a file written with commands in it, then an unknown program."""
@@ -173,6 +178,8 @@ class _Walker:
                     and prog not in _ONLY_READS
                     and prog not in SHELLS
                     and prog not in SOURCE_BUILTINS
+                    and prog != "eval"  # its text is looked at itself
+                    and prog not in self.functions
                     and not is_interpreter(prog)
                     and not c.transparent
                     and not ("/" in c.argv[0].text and self.written(c.argv[0], c.cwd))
@@ -250,7 +257,10 @@ class _Walker:
         t = node.type
         self.last_output = None
         if t == "command":
-            self.command(node, ctx, ())
+            attached = (
+                self._attached.pop((len(self._sources), _key(node)), ()) if self._attached else ()
+            )
+            self.command(node, ctx, attached)
         elif t == "redirected_statement":
             self.redirected(node, ctx)
         elif t == "pipeline":
@@ -302,6 +312,9 @@ class _Walker:
             self.visit(node.named_children[0], ctx)
         elif t == "function_definition":
             # A function's body runs whenever it is called: look at it as if it ran here.
+            name = node.child_by_field_name("name")
+            if name is not None:
+                self.functions.add(self.t(name))
             for child in node.named_children:
                 self.visit(child, ctx.copy())
             self.last_output = None
@@ -404,9 +417,16 @@ class _Walker:
 
     def redirected(self, node: Any, ctx: _Ctx) -> None:
         body = node.child_by_field_name("body")
-        redirects = [c for c in node.named_children if c is not body]
+        redirects = [c for c in node.named_children if c.type.endswith("_redirect")]
         if body is not None and body.type == "command":
             self.command(body, ctx, redirects)
+            return
+        last = _last_simple_command(body) if body is not None else None
+        if last is not None and redirects:
+            # `a && b 2>x c`, `a | b 2>x c`: the redirects are the last command's
+            self._attached[(len(self._sources), _key(last))] = redirects
+            self.visit(body, ctx)
+            self._attached.pop((len(self._sources), _key(last)), None)
             return
         parsed = tuple(r for r in (self.redirect(c, ctx) for c in redirects) if r is not None)
         inner = ctx.copy()
@@ -477,6 +497,10 @@ class _Walker:
                 or (child.is_named and ctype in _WORD_TYPES)
             ):
                 nxt = children[i + 1] if i + 1 < len(children) else None
+                if nxt is None and extra_redirects:
+                    # `sh 0<&2`: the grammar puts the `0` in the command and the redirect
+                    # in the statement around it
+                    nxt = extra_redirects[0]
                 if (
                     fieldname != "name"
                     and nxt is not None
@@ -493,6 +517,20 @@ class _Walker:
                     made = made[1:]
                 argv.extend(made)
                 previous_end = child.end_byte
+        for j, rnode in enumerate(redirect_nodes):
+            # `cat 2>/dev/null /etc/shadow`: the grammar puts words after a redirect in the
+            # redirect; bash gives them to the command
+            extra = _words_after_redirect(rnode)
+            nxt = redirect_nodes[j + 1] if j + 1 < len(redirect_nodes) else None
+            for k, e in enumerate(extra):
+                if (
+                    k == len(extra) - 1
+                    and nxt is not None
+                    and e.end_byte == nxt.start_byte
+                    and self.t(e).isdigit()
+                ):
+                    continue  # `2>&1 0<&3`: the fd number of the next redirect
+                argv.extend(self.words(e, ctx))
         redirects = tuple(
             r for r in (self.redirect(c, ctx) for c in redirect_nodes) if r is not None
         )
@@ -619,7 +657,7 @@ class _Walker:
             self.add(cmd)
             self.mark_opaque(cmd, f"the program name {first.shown!r} is computed at run time")
             return
-        if first.glob:
+        if first.glob and _can_match_many(first.text):
             out.program_globs.append(first.pattern)
             self.add(cmd)
             self.mark_opaque(cmd, f"the program name {first.text!r} is a glob")
@@ -634,9 +672,13 @@ class _Walker:
             self.add(replace(cmd, transparent=kind != "find"))
             if kind == "argv":
                 words = cast("list[Word]", payload)
+                stdin = cmd.stdin
+                if prog == "xargs" and _xargs_opens_tty(cmd):
+                    stdin = Stdin("file", opaque=True)  # `xargs -o`: the command reads the tty
                 if words:
                     self.emit(
-                        replace(cmd, argv=tuple(words), via=(*cmd.via, prog or "")), _deeper(ctx)
+                        replace(cmd, argv=tuple(words), via=(*cmd.via, prog or ""), stdin=stdin),
+                        _deeper(ctx),
                     )
             elif kind == "find":
                 for argv in cast("list[list[Word]]", payload):
@@ -722,7 +764,11 @@ class _Walker:
             return
         stdin = cmd.stdin
         if stdin is not None and stdin.text:
-            self.out.speculative.append((stdin.text[:20_000], cmd.cwd, prog))
+            text = stdin.text[:20_000]
+            self.out.speculative.append((text, cmd.cwd, prog))
+            stripped = _strip_runner_marks(text)
+            if any(ch in text for ch in "!%({") and stripped.split() != text.split():
+                self.out.speculative.append((stripped, cmd.cwd, prog))
         for w in cmd.argv[1:]:
             text = w.text
             if not w.dynamic and any(ch in text for ch in " !;|(") and len(text) < 20_000:
@@ -832,7 +878,7 @@ class _Walker:
         elif stdin.text is not None:
             self.nested_script(literal_word(stdin.text), cmd, ctx, prog, stdin_used=True)
         elif stdin.opaque:
-            self.mark_opaque(cmd, f"{prog} runs a script from stdin that is only known at run time")
+            self.mark_opaque(cmd, f"{prog} {OPAQUE_STDIN}")
 
     def shell_like(self, cmd: Command, ctx: _Ctx, prog: str) -> None:
         """A shell or interpreter: what code it runs (-c/-e, a file, or stdin)."""
@@ -873,7 +919,7 @@ class _Walker:
         elif stdin.text is not None:
             self.follow(code_parts(stdin.text, _lang(prog)), cmd, ctx)
         elif stdin.opaque:
-            self.mark_opaque(cmd, f"{prog} runs a script from stdin that is only known at run time")
+            self.mark_opaque(cmd, f"{prog} {OPAQUE_STDIN}")
 
     def nested_script(
         self, code: Word, cmd: Command, ctx: _Ctx, via: str, *, stdin_used: bool = False
@@ -1181,15 +1227,60 @@ _SHELL_IN_WORD = re.compile(
 _RUNS_SOMETHING = re.compile(
     r"/etc/+g?shadow|/etc/+passwd|\.ssh/|(?<![\w.-])\.env(?![\w-])|"
     r"(?:^|[=\s\"'{;:,(!|`])(?:/usr)?(?:/s?bin/)?(?:ba|da|z|k|c|a)?sh(?:$|[\s;\"'})&|,])|"
-    r"\b(?:system|exec|popen|spawn|shell_exec|passthru)\s*\(|\bos\.execute\b|`[^`]+`"
+    r"\b(?:system|exec|popen|spawn|shell_exec|passthru)\s*\(|\bos\.execute\b|`[^`]+`|"
+    r"(?:^|[;\n])\s*spawn\s"  # expect
 )
 #: Programs that read a file written earlier in the line without running what it says.
 _ONLY_READS = NON_RUNNERS - {"kubectl", "docker", "podman", "wget", "curl", "systemctl", "zip"}
+
+#: The end of the reason given for a shell that reads commands the analysis cannot see
+#: (another descriptor, the terminal, a pipe of unknown output).
+OPAQUE_STDIN = "runs a script from stdin that is only known at run time"
 
 #: Programs that start an interactive shell (which reads their stdin).
 STARTS_A_SHELL = frozenset(
     {"screen", "tmux", "capsh", "sg", "newgrp", "script", "byobu", "dtach", "abduco"}
 )
+
+
+def _can_match_many(text: str) -> bool:
+    """A glob bash can expand: ``*``, ``?``, or a ``[`` closed by a ``]`` (``^[`` alone is
+    a literal name)."""
+    if "*" in text or "?" in text:
+        return True
+    start = text.find("[")
+    return start != -1 and "]" in text[start + 2 :]
+
+
+def _last_simple_command(node: Any) -> Any | None:
+    """The simple command a trailing redirect belongs to when the grammar hung it on a
+    list, a pipeline or a negation (bash binds it to the last simple command)."""
+    found = False
+    while node.type in ("list", "pipeline", "negated_command"):
+        named = [c for c in node.named_children if c.type != "comment"]
+        if not named:
+            return None
+        node = named[-1]
+        found = True
+    return node if found and node.type == "command" else None
+
+
+def _words_after_redirect(node: Any) -> list[Any]:
+    if node.type == "file_redirect":
+        return list(node.children_by_field_name("destination"))[1:]
+    if node.type == "heredoc_redirect":
+        return list(node.children_by_field_name("argument"))
+    return []
+
+
+def _xargs_opens_tty(cmd: Command) -> bool:
+    for w in cmd.argv[1:]:
+        t = w.text
+        if t == "--":
+            return False
+        if t == "--open-tty" or (t[:1] == "-" and t[1:2] != "-" and "o" in t[1:]):
+            return True
+    return False
 
 
 def _strip_runner_marks(text: str) -> str:

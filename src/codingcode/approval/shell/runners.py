@@ -20,6 +20,7 @@ its ``/etc/shadow`` still a shadow file).
 
 from __future__ import annotations
 
+import itertools
 import re
 import shlex
 from typing import Any
@@ -636,7 +637,10 @@ def _make(cmd: Command) -> list[Part]:
             parts.append(("makefile", _lit(t[2:])))
             files = True
         elif t in ("-E", "--eval") or t.startswith("--eval="):
-            parts.append(("opaque", "make --eval runs make code given on the command line"))
+            code = (
+                t.split("=", 1)[1] if "=" in t else (rest[i + 1].text if i + 1 < len(rest) else "")
+            )
+            parts.extend(_make_eval(code))
         elif "=" in t and not t.startswith("-"):
             name, _, value = t.partition("=")
             if "$(" in value or "${" in value or "`" in value or DYN in value:
@@ -646,6 +650,24 @@ def _make(cmd: Command) -> list[Part]:
     if not files:
         parts.append(("makefile", literal_word("")))  # the default makefile, if written here
     return parts
+
+
+#: make code that can run commands or define rules (whose recipes run): not followed.
+_MAKE_EVAL_RUNS = re.compile(
+    r"shell|eval|guile|load|include|call|value|foreach|SHELL|[:;`\n]|\$\$|" + DYN
+)
+_MAKE_FILE_FN = re.compile(r"\$[({]file\s+(>>|>|<)\s*([^,)}\s]+)")
+
+
+def _make_eval(code: str) -> list[Part]:
+    """``make --eval CODE``: file reads and writes are seen; code that could run commands
+    or define a rule is opaque."""
+    if _MAKE_EVAL_RUNS.search(code):
+        return [("opaque", "make --eval runs make code that can run commands")]
+    return [
+        ("read" if op == "<" else "write", literal_word(path))
+        for op, path in _MAKE_FILE_FN.findall(code)
+    ]
 
 
 _MAKE_REF = re.compile(r"\$[({]\s*([^)}\s]*)[^)}]*[)}]|\$[@<^?*%+|]|\$\w")
@@ -724,8 +746,21 @@ def _opaque_builtin(cmd: Command) -> list[Part] | None:
         return [("opaque", "hash -p makes a name run another program")]
     if prog == "fc" and not any(t.startswith("-") and "l" in t for t in texts):
         return [("opaque", "fc runs commands from the history")]
-    if prog == "history" and any(t in ("-s", "-r", "-n", "-a") for t in texts):
-        return [("opaque", "history entries can be run again (fc, !!)")]
+    if prog == "history":
+        # entries run again only through fc (opaque) or `!` expansion, which is off in
+        # `bash -c` unless turned on (set -H, opaque); the file it reads or writes is seen
+        parts: list[Part] = []
+        for i, t in enumerate(texts[:-1]):
+            if t in ("-r", "-n"):
+                parts.append(("read", cmd.argv[i + 2]))
+            elif t in ("-a", "-w"):
+                parts.append(("write", cmd.argv[i + 2]))
+        return parts
+    if prog == "set" and (
+        any(t.startswith("-") and "H" in t for t in texts)
+        or any(a == "-o" and b in ("histexpand", "history") for a, b in itertools.pairwise(texts))
+    ):
+        return [("opaque", "set -H turns on history expansion: `!` words run earlier commands")]
     if prog == "enable" and any(t.startswith("-f") for t in texts):
         return [("opaque", "enable -f loads a builtin from a shared object")]
     if (prog == "mapfile" or prog == "readarray") and any(t.startswith("-C") for t in texts):
@@ -734,14 +769,71 @@ def _opaque_builtin(cmd: Command) -> list[Part] | None:
         return [("opaque", "crontab schedules commands the analysis does not see")]
     if prog in ("complete", "compgen") and any(t in ("-C", "-F") for t in texts):
         return [("opaque", f"{prog} -C/-F runs a command on completion")]
-    if prog == "expect" and texts:
-        return [("opaque", "expect runs a script the analysis does not follow")]
+    if prog == "expect":
+        return _expect(cmd)
     if prog in ("newgrp",):
         return [("opaque", f"{prog} starts a shell")]
     return None
 
 
 _TCL = frozenset({"tclsh", "wish", "expect"})
+
+# -- emacs --eval ------------------------------------------------------------------------
+_EMACS = frozenset({"emacs", "emacsclient", "xemacs", "emacs-nox"})
+_ELISP_STR = r'"((?:[^"\\]|\\.)*)"'
+#: Lisp calls that hand a string to a shell.
+_ELISP_SHELL_CALL = re.compile(
+    r"\((?:async-)?shell-command(?:-to-string|-on-region)?\s+"
+    r"|\((?:compile|call-process-shell-command|process-file-shell-command)\s+"
+    r"|\(start-process-shell-command\s+\S+\s+\S+\s+"
+)
+#: Lisp that starts processes or shells in ways not followed here.
+_ELISP_SPAWN = re.compile(
+    r"\((?:call-process|call-process-region|start-process|start-file-process|make-process|"
+    r"process-lines|process-file|make-comint|make-comint-in-buffer|term|ansi-term|shell|"
+    r"eshell|vterm|server-eval|eval|load|load-file|require|funcall|apply|"
+    r"dired-do-shell-command|dired-do-async-shell-command|executable-interpret)[\s)]"
+)
+
+
+def _emacs(cmd: Command) -> list[Part]:
+    parts: list[Part] = []
+    rest = list(cmd.argv[1:])
+    for i, w in enumerate(rest):
+        name, eq, _ = w.text.partition("=")
+        if name not in ("--eval", "-eval", "--execute", "-execute"):
+            continue
+        code = w.text[len(name) + 1 :] if eq else (rest[i + 1].text if i + 1 < len(rest) else "")
+        if DYN in code:
+            parts.append(("opaque", "emacs evaluates Lisp only known at run time"))
+            continue
+        for m in _ELISP_SHELL_CALL.finditer(code):
+            lit = re.match(_ELISP_STR, code[m.end() :])
+            if lit is None:
+                parts.append(("opaque", "emacs --eval runs a shell command it builds"))
+            else:
+                parts.append(("script", literal_word(_elisp_unescape(lit.group(1)))))
+        if _ELISP_SPAWN.search(code):
+            parts.append(("opaque", "emacs --eval starts a process or a shell"))
+        for lit in re.finditer(_ELISP_STR, code):
+            text = _elisp_unescape(lit.group(1))
+            if text.startswith(("/", "~", ".")) and " " not in text:
+                parts.append(("read", literal_word(text)))
+    return parts
+
+
+def _elisp_unescape(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def _split(cmd: Command) -> list[Part]:
+    rest = list(cmd.argv[1:])
+    for i, w in enumerate(rest):
+        if w.text == "--filter" and i + 1 < len(rest):
+            return [("script", rest[i + 1])]
+        if w.text.startswith("--filter="):
+            return [("script", _lit(w.text.partition("=")[2]))]
+    return []
 
 
 def look_inside(cmd: Command) -> list[Part] | None:
@@ -795,6 +887,12 @@ def look_inside(cmd: Command) -> list[Part] | None:
         return _gdb(cmd) or None
     if prog == "socat":
         return _socat(cmd) or None
+    if prog in _EMACS:
+        return _emacs(cmd) or None
+    if prog == "split":
+        return _split(cmd) or None
+    if prog in ("sqlite3", "sqlite"):
+        return _sqlite(cmd)
     if prog in ("nc", "ncat", "netcat"):
         return _nc(cmd) or None
     return _opaque_builtin(cmd)
@@ -959,9 +1057,84 @@ def _matching(s: str, open_c: str, close_c: str) -> int | None:
     return None
 
 
-def _tcl_parts(code: str) -> list[Part]:
+_SQLITE_OPTS = _ws("-cmd -separator -newline -nullvalue -init -vfs -mmap -pagecache -lookaside")
+
+
+def _sqlite(cmd: Command) -> list[Part]:
+    """sqlite3's dot-commands: ``.shell``/``.system`` and ``.output |CMD`` run commands,
+    ``.read``/``.import`` read files, ``.output``/``.once`` write one, ``.load`` loads code;
+    SQL itself runs nothing (its ``load_extension`` does: opaque)."""
+    rest = list(cmd.argv[1:])
+    texts: list[Word] = []
+    opts, positional = _split_opts(rest, _SQLITE_OPTS)
+    texts.extend(opts.get("-cmd", []))
+    for w in opts.get("-init", []):
+        texts.append(literal_word(f".read {w.text}"))
+    texts.extend(positional[1:])  # after the database: SQL or dot-commands
+    if not positional[1:] and cmd.stdin is not None:
+        if cmd.stdin.text is not None:
+            texts.append(literal_word(cmd.stdin.text))
+        elif cmd.stdin.opaque:
+            return [("opaque", "sqlite3 runs commands from stdin only known at run time")]
     parts: list[Part] = []
-    for m in re.finditer(r"(?:^|[;\[\n])\s*(exec|open\s+\"?\|)\s*([^\];\n]*)", code):
+    for w in texts:
+        if w.dynamic:
+            return [("opaque", "sqlite3 runs commands only known at run time")]
+        if "load_extension" in w.text.lower():
+            parts.append(("opaque", "sqlite3 load_extension loads a shared object"))
+        for line in w.text.split("\n"):
+            words = line.strip().split(None, 1)
+            if not words or not words[0].startswith("."):
+                continue
+            dot, arg = words[0], (words[1].strip() if len(words) > 1 else "")
+            name = arg.split()[0].strip("'\"") if arg else ""
+            if dot in (".shell", ".system"):
+                parts.append(("script", literal_word(arg)))
+            elif dot in (".output", ".once", ".excel") and arg.startswith("|"):
+                parts.append(("script", literal_word(arg[1:])))
+            elif dot in (".output", ".once", ".log", ".save", ".backup", ".dump") and name:
+                if dot != ".dump" and not name.startswith("-"):
+                    parts.append(("write", literal_word(name)))
+            elif dot in (".read", ".import", ".open", ".restore") and name:
+                if name.startswith("|"):
+                    parts.append(("script", literal_word(arg.lstrip("|"))))
+                elif not name.startswith("-"):
+                    parts.append(("read", literal_word(name)))
+            elif dot == ".load":
+                parts.append(("opaque", "sqlite3 .load loads a shared object"))
+    return parts
+
+
+def _expect(cmd: Command) -> list[Part]:
+    """expect: ``-c CODE`` and a known stdin are Tcl (``spawn`` runs a program); a script
+    file of the project is run like any interpreter's (one written in this line is caught
+    by the written-files check)."""
+    rest = list(cmd.argv[1:])
+    parts: list[Part] = []
+    files = 0
+    for i, w in enumerate(rest):
+        if w.text == "-c" and i + 1 < len(rest):
+            code = rest[i + 1]
+            if code.dynamic:
+                return [("opaque", "expect runs Tcl only known at run time")]
+            parts.extend(_tcl_parts(code.text, spawn=True))
+        elif not w.text.startswith("-") and (i == 0 or rest[i - 1].text != "-c"):
+            files += 1
+            if w.dynamic:
+                return [("opaque", "expect runs a script whose name is only known at run time")]
+    if files == 0 and not any(w.text == "-c" for w in rest):
+        stdin = cmd.stdin
+        if stdin is not None and stdin.text is not None:
+            parts.extend(_tcl_parts(stdin.text, spawn=True))
+        elif stdin is not None and stdin.opaque:
+            parts.append(("opaque", "expect runs Tcl from stdin only known at run time"))
+    return parts
+
+
+def _tcl_parts(code: str, *, spawn: bool = False) -> list[Part]:
+    parts: list[Part] = []
+    runs = r"exec|spawn|open\s+\"?\|" if spawn else r"exec|open\s+\"?\|"
+    for m in re.finditer(r"(?:^|[;\[\n])\s*(" + runs + r")\s*([^\];\n]*)", code):
         body = m.group(2).strip()
         if "$" in body or "[" in body:
             parts.append(("opaque", "tcl exec runs a command built at run time"))
@@ -1025,6 +1198,9 @@ _HANDLED = frozenset(
         "hash",
         "fc",
         "history",
+        "set",
+        "sqlite3",
+        "sqlite",
         "enable",
         "mapfile",
         "readarray",
@@ -1035,6 +1211,8 @@ _HANDLED = frozenset(
         "newgrp",
     }
     | _SIMPLE_RUNNERS
+    | _EMACS
+    | {"split"}
     | _VIM
     | _PAGERS
     | AWK_LIKE

@@ -141,7 +141,12 @@ def unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | N
         if not inner:
             inner = [literal_word("echo")]
         stdin = cmd.stdin
-        if stdin is not None and stdin.text is not None and not replace_str:
+        arg_file = _xargs_arg_file(rest)
+        if arg_file is not None:
+            # `xargs -a FILE`: the items come from FILE; stdin is left to the command
+            if arg_file != "/dev/null" and not replace_str:
+                inner = [*inner, Word(DYN)]
+        elif stdin is not None and stdin.text is not None and not replace_str:
             # the items xargs reads become arguments of the command
             zero = any(w.text in ("-0", "--null") for w in rest)
             try:
@@ -168,6 +173,24 @@ def unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | N
     if prog == "chroot" and not inner:
         return ("argv", [literal_word("sh")])
     return ("argv", inner)
+
+
+def _xargs_arg_file(rest: list[Word]) -> str | None:
+    """The file ``xargs -a FILE`` reads its items from (its own options only)."""
+    with_arg = WRAPPERS["xargs"].with_arg
+    i = 0
+    while i < len(rest):
+        t = rest[i].text
+        if t == "--" or not t.startswith("-") or len(t) < 2:
+            return None
+        if t in ("-a", "--arg-file"):
+            return rest[i + 1].text if i + 1 < len(rest) else ""
+        if t.startswith("--arg-file="):
+            return t.partition("=")[2]
+        if t.startswith("-a") and len(t) > 2:
+            return t[2:]
+        i += 2 if t in with_arg else 1
+    return None
 
 
 _SSH_WITH_ARG = frozenset(

@@ -36,6 +36,7 @@ from codingcode.errors import (
     ToolTimeoutError,
 )
 from codingcode.process import CappedBuffer, kill_process_group
+from codingcode.sandbox.masks import check_readable, guard_for
 from codingcode.tools.builtin.fs import display_path
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
@@ -290,9 +291,12 @@ async def search_code(args: SearchCodeArgs, ctx: ToolExecCtx) -> str:
     ]
     settings = load_search_settings(ctx.project_path)
     results: list[str] = []
+    hidden = _Hidden(ctx, ctx.project_path)
 
     def on_line(line: bytes) -> bool:
         path, _, rest = line.partition(b"\0")
+        if hidden.masked(path):
+            return False
         number, _, text = rest.partition(b":")
         results.append(
             f"{_rel(path)}:{number.decode()}: {text.decode('utf-8', errors='replace').rstrip()}"
@@ -316,7 +320,7 @@ async def search_code(args: SearchCodeArgs, ctx: ToolExecCtx) -> str:
                 "it may run (code_search.timeout_s in settings) and was stopped; the search "
                 "was not complete. Narrow the pattern or the glob."
             )
-        return f"No matches for {args.pattern!r} in files matching {args.glob!r}."
+        return f"No matches for {args.pattern!r} in files matching {args.glob!r}." + hidden.rule()
     if outcome.stopped:
         note = (
             f"\n[stopped at max_results={args.max_results}; there may be more matches — "
@@ -325,7 +329,42 @@ async def search_code(args: SearchCodeArgs, ctx: ToolExecCtx) -> str:
     else:
         results.sort(key=_sort_key)
         note = _timeout_note(outcome, settings.timeout_s)
-    return f"{len(results)} matches:\n" + "\n".join(results) + note
+    return f"{len(results)} matches:\n" + "\n".join(results) + note + hidden.rule()
+
+
+class _Hidden:
+    """Files of rg's output that sandbox.denyRead masks: left out, and counted."""
+
+    def __init__(self, ctx: ToolExecCtx, root: Path) -> None:
+        self.guard = guard_for(ctx.launcher)
+        self.root = root
+        self.seen: dict[bytes, bool] = {}
+        self.specs: set[str] = set()
+
+    def masked(self, path: bytes) -> bool:
+        if self.guard is None:
+            return False
+        found = self.seen.get(path)
+        if found is None:
+            spec = self.guard.denied(self.root / os.fsdecode(path))
+            found = self.seen[path] = spec is not None
+            if spec is not None:
+                self.specs.add(spec.origin)
+        return found
+
+    def rule(self) -> str:
+        """For search_code: the same words whether or not a masked file matched (a count
+        would tell the model what a masked file holds)."""
+        if self.guard is None:
+            return ""
+        origins = sorted({s.origin for s in self.guard.specs})
+        return f"\n[files masked by {'; '.join(origins)} are not searched]"
+
+    def note(self) -> str:
+        n = sum(self.seen.values())
+        if not n:
+            return ""
+        return f"\n[{n} file(s) left out: masked by {'; '.join(sorted(self.specs))}]"
 
 
 def _rel(path: bytes) -> str:
@@ -359,6 +398,7 @@ class SearchFilesArgs(BaseModel):
 async def search_files(args: SearchFilesArgs, ctx: ToolExecCtx) -> str:
     root = ctx.resolve_path(args.path)
     shown = display_path(root, ctx)
+    check_readable(root, shown, ctx.launcher)  # sandbox.denyRead (issue 11)
     if not root.exists():
         raise NotFoundError(f"Directory not found: {shown}.")
     if not root.is_dir():
@@ -377,8 +417,12 @@ async def search_files(args: SearchFilesArgs, ctx: ToolExecCtx) -> str:
     files: list[str] = []
     cut = False
 
+    hidden = _Hidden(ctx, root)
+
     def on_line(line: bytes) -> bool:
         nonlocal cut
+        if hidden.masked(line):
+            return False
         if len(files) == args.max_results:
             cut = True
             return True
@@ -397,14 +441,14 @@ async def search_files(args: SearchFilesArgs, ctx: ToolExecCtx) -> str:
                 f"{settings.timeout_s:g}s it may run (code_search.timeout_s in settings) and "
                 "was stopped; the listing was not complete. Narrow the path."
             )
-        return f"No files match {args.pattern!r} under {shown}."
+        return f"No files match {args.pattern!r} under {shown}." + hidden.note()
     files.sort()
     note = (
         f"\n[results cut at max_results={args.max_results}; narrow the pattern to see others]"
         if cut
         else _timeout_note(outcome, settings.timeout_s)
     )
-    return f"{len(files)} files:\n" + "\n".join(files) + note
+    return f"{len(files)} files:\n" + "\n".join(files) + note + hidden.note()
 
 
 def search_tools() -> list[ToolDefinition]:

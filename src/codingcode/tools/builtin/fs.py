@@ -26,6 +26,7 @@ from codingcode.errors import (
     NotFoundError,
     ToolFailureError,
 )
+from codingcode.sandbox.masks import check_readable
 from codingcode.tools.builtin.safe_path import EscapeError, Located, is_within, kind_of, located
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
@@ -263,7 +264,17 @@ async def read_file(args: ReadFileArgs, ctx: ToolExecCtx) -> str:
     check_path_arg(args.path)
     path = ctx.resolve_path(args.path)
     shown = display_path(path, ctx)
+    check_readable(path, shown, ctx.launcher)  # sandbox.denyRead (issue 11)
     try:
+        if ctx.mcp is not None:  # an MCP client can show an image: give it one
+            from codingcode.tools.builtin.fs_images import image_type, read_image
+
+            mime = image_type(path)
+            image = mime and await anyio.to_thread.run_sync(
+                read_image, path, shown, mime, _open_for_reading
+            )
+            if image:
+                return image
         lines, first, total = await anyio.to_thread.run_sync(
             _read_sync, path, shown, args.offset, args.limit
         )
@@ -703,6 +714,7 @@ async def edit_file(args: EditFileArgs, ctx: ToolExecCtx) -> str:
     check_text_arg(args.new_string, "new_string")
     path = ctx.resolve_path(args.path)
     shown = display_path(path, ctx)
+    check_readable(path, shown, ctx.launcher)  # an edit reads the file (sandbox.denyRead)
     # read-modify-write under the lock: concurrent edits never lose one
     async with file_lock(path, signal=ctx.signal):
         with _FsErrors(path, shown, ctx, "edit_file"):

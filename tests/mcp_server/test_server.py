@@ -8,7 +8,7 @@ import mcp_types as types
 import pytest
 
 from codingcode.errors import InvalidArgumentsError
-from codingcode.mcp.server import (
+from codingcode.mcp_server.server import (
     bearer_guard,
     build_tool_server,
     is_loopback,

@@ -1,4 +1,4 @@
-"""What keeps ``codingcode mcp --http`` standing: loopback checks, limits, quiet logs.
+"""What keeps ``codingcode mcp --http`` standing: loopback checks and limits.
 
 * :func:`is_loopback` knows every loopback form — 127.0.0.0/8, ``::1`` however written
   (``0:0:0:0:0:0:0:1``), IPv4-mapped ``::ffff:127.x.y.z``, ``localhost`` — and names,
@@ -11,21 +11,19 @@
   answer) and a connection cap kept well under the descriptor limit; at the cap the
   oldest connection waiting for a request is closed to make room, or, if none waits, the
   new one is refused with a 503.
-* :func:`quiet_logging`: one line per log record (never a traceback), at most
-  :data:`LOG_BURST` lines per :data:`LOG_WINDOW_S` seconds, then a count of those left out.
+
+Its logs go through :func:`codingcode.logs.quiet_logging` (one line each, rate-limited).
 """
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
-import logging
+import re
 import socket
-import sys
-import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import Any, TextIO
+from typing import Any
 from urllib.parse import urlsplit
 
 ASGIApp = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
@@ -40,17 +38,36 @@ MAX_CONNECTIONS = 256
 ACCEPT_BATCH = 64
 #: Largest request head (request line and headers) h11 buffers, in bytes.
 MAX_HEAD_BYTES = 16 * 1024
-LOG_BURST = 5
-LOG_WINDOW_S = 10.0
 
 _LOCALHOST = ("localhost", "localhost.")
 
 
+_NUMERIC_V4 = re.compile(r"(?:0[xX][0-9a-fA-F]*|[0-9]+)(?:\.(?:0[xX][0-9a-fA-F]*|[0-9]+)){0,3}\.?")
+
+
+def ip_literal(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address an IP literal means, in every form a browser or resolver reads as one:
+    dotted quad, ``[v6]``, a zone id, a trailing dot, and the numeric IPv4 forms
+    (``2130706433``, ``0x7f000001``, ``0x7f.1``, ``0177.0.0.1``, ``127.1``); None for names."""
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        pass
+    if not _NUMERIC_V4.fullmatch(text):
+        return None
+    try:  # inet_aton knows the numeric forms; the regex above keeps it to them
+        return ipaddress.IPv4Address(socket.inet_aton(text.removesuffix(".")))
+    except (OSError, ValueError):
+        return None
+
+
 def _loopback_ip(text: str) -> bool | None:
     """True/False for an IP literal (any loopback form), None if ``text`` is not one."""
-    try:
-        ip = ipaddress.ip_address(text.strip("[]"))
-    except ValueError:
+    ip = ip_literal(text)
+    if ip is None:
         return None
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         return ip.ipv4_mapped.is_loopback
@@ -233,69 +250,3 @@ def guarded_protocol(
             super().connection_lost(exc)
 
     return GuardedH11Protocol
-
-
-class OneLineHandler(logging.Handler):
-    """Each record as one line (an exception as its type and message), rate-limited."""
-
-    def __init__(self, stream: TextIO | None = None) -> None:
-        super().__init__(logging.WARNING)
-        self.stream = stream
-        self._window = 0.0
-        self._count = 0
-        self._dropped = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            now = time.monotonic()
-            if now - self._window >= LOG_WINDOW_S:
-                if self._dropped:
-                    self._write(f"[{self._dropped} more log lines left out]")
-                self._window, self._count, self._dropped = now, 0, 0
-            self._count += 1
-            if self._count > LOG_BURST:
-                self._dropped += 1
-                return
-            text = record.getMessage()
-            if record.exc_info and record.exc_info[1] is not None:
-                exc = record.exc_info[1]
-                text += f": {type(exc).__name__}: {exc}"
-            self._write(f"codingcode MCP: {' '.join(text.split())[:300]}")
-        except Exception:  # logging must never take the server down
-            return
-
-    def _write(self, line: str) -> None:
-        stream = self.stream or sys.stderr
-        stream.write(line + "\n")
-        stream.flush()
-
-
-_QUIET_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "asyncio", "mcp", "starlette")
-
-
-def quiet_logging(
-    stream: TextIO | None = None, names: tuple[str, ...] = _QUIET_LOGGERS
-) -> Callable[[], None]:
-    """Route the libraries' logs (``names``) through one rate-limited one-line handler;
-    returns the function that puts the loggers back as they were."""
-    handler = OneLineHandler(stream)
-    saved: list[tuple[logging.Logger, list[logging.Handler], bool, int]] = []
-    for name in names:
-        log = logging.getLogger(name)
-        saved.append((log, list(log.handlers), log.propagate, log.level))
-        for old in list(log.handlers):
-            log.removeHandler(old)
-        log.addHandler(handler)
-        log.propagate = False
-        if log.level == logging.NOTSET or log.level < logging.WARNING:
-            log.setLevel(logging.WARNING)
-
-    def restore() -> None:
-        for log, handlers, propagate, level in saved:
-            log.removeHandler(handler)
-            for h in handlers:
-                log.addHandler(h)
-            log.propagate = propagate
-            log.setLevel(level)
-
-    return restore

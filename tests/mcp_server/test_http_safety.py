@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import ipaddress
 import logging
 import socket
 from typing import Any
@@ -11,19 +12,27 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codingcode.mcp import http_safety
-from codingcode.mcp.http_safety import (
-    LOG_BURST,
-    OneLineHandler,
+from codingcode.logs import LOG_BURST, OneLineHandler
+from codingcode.mcp_server import http_safety
+from codingcode.mcp_server.http_safety import (
     host_allowed,
+    ip_literal,
     is_loopback,
     origin_allowed,
     rebinding_guard,
 )
-from codingcode.mcp.server import resolve_token
+from codingcode.mcp_server.server import resolve_token
 
 LOOPBACK = [
     "127.0.0.1",
+    "127.0.0.1.",
+    "2130706433",
+    "0x7f000001",
+    "0x7f.0.0.1",
+    "0177.0.0.1",
+    "127.1",
+    "[::1]",
+    "::1%lo",
     "127.0.0.2",
     "127.255.255.254",
     "::1",
@@ -34,7 +43,19 @@ LOOPBACK = [
     "localhost",
     "LOCALHOST.",
 ]
-NOT_LOOPBACK = ["0.0.0.0", "::", "::ffff:10.0.0.1", "192.168.1.2", "10.0.0.1", "fe80::1"]
+NOT_LOOPBACK = [
+    "0.0.0.0",
+    "0",
+    "::",
+    "::ffff:10.0.0.1",
+    "192.168.1.2",
+    "10.0.0.1",
+    "fe80::1",
+    "::127.0.0.1",
+    "64:ff9b::7f00:1",
+    "3232235778",  # 192.168.1.2 as a number
+    "0xa000001",
+]
 
 
 @pytest.mark.parametrize("host", LOOPBACK)
@@ -45,6 +66,24 @@ def test_every_loopback_form(host: str) -> None:
 @pytest.mark.parametrize("host", NOT_LOOPBACK)
 def test_not_loopback(host: str) -> None:
     assert not is_loopback(host)
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["{:d}", "0x{:x}", "0X{:08X}", "0{:o}"]))
+def test_numeric_ipv4_forms_mean_their_address(value: int, form: str) -> None:
+    """Every way of writing an IPv4 address as one number is read as that address, so
+    exactly the 127/8 ones are loopback."""
+    text = form.format(value)
+    assert ip_literal(text) == ipaddress.IPv4Address(value)
+    assert is_loopback(text, resolve=False) == (value >> 24 == 127)
+
+
+@given(st.text(alphabet="0123456789abcdefxX.: []%lo-", max_size=24))
+def test_ip_literal_never_fails_and_agrees_with_a_strict_parse(text: str) -> None:
+    ip = ip_literal(text)
+    if ip is not None and ip.version == 4 and text.count(".") == 3 and text[0].isdigit():
+        parts = text.removesuffix(".").split(".")
+        if all(p.isdigit() and (p == "0" or not p.startswith("0")) for p in parts):
+            assert str(ip) == text.removesuffix(".")
 
 
 def test_names_are_loopback_only_if_every_address_is(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -71,8 +110,12 @@ def test_host_header_forms() -> None:
     port = 8765
     for host in ["127.0.0.1", "127.0.0.2", "localhost", "LocalHost."]:
         assert host_allowed(f"{host}:{port}", port)
-    for host in ["[::1]", "[0:0:0:0:0:0:0:1]", "[::ffff:127.0.0.1]"]:
+    for host in ["[::1]", "[0:0:0:0:0:0:0:1]", "[::ffff:127.0.0.1]", "[::1%25lo]"]:
         assert host_allowed(f"{host}:{port}", port)
+    # Numbers a browser (WHATWG URL) and inet_aton read as 127.x: never a DNS name, so
+    # never a rebinding page's; accepted like the dotted form.
+    for host in ["2130706433", "0x7f000001", "0x7f.1", "0177.0.0.1", "127.1", "127.0.0.1."]:
+        assert host_allowed(f"{host}:{port}", port), host
     assert host_allowed("myname:8765", port, "myname")
     refused = [
         "evil.example:8765",  # DNS rebinding: the attacker's name
@@ -82,7 +125,12 @@ def test_host_header_forms() -> None:
         "localhost.evil.example:8765",
         "[::ffff:10.0.0.1]:8765",
         "0.0.0.0:8765",
-        "2130706433:8765",  # a number some resolvers read as 127.0.0.1
+        "2130706433.evil.example:8765",
+        "0x7f000001.evil.example:8765",
+        "[::127.0.0.1]:8765",  # IPv4-compatible, not loopback
+        "[64:ff9b::7f00:1]:8765",  # NAT64: goes to a gateway
+        "0:8765",  # 0.0.0.0: reaches this machine from a page ("0.0.0.0 day"), refused
+        "0x0:8765",
         "[::1:8765",
         "",
         "::1:8765",

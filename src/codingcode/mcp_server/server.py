@@ -25,6 +25,7 @@ import hmac
 import json
 import secrets
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field
@@ -34,9 +35,21 @@ from typing import Any
 import mcp_types as types
 
 from codingcode import __version__
-from codingcode.errors import AgentError, InvalidArgumentsError
-from codingcode.mcp.http_safety import READ_TIMEOUT_S, is_loopback, rebinding_guard
+from codingcode.errors import AgentError, ErrorKind, InvalidArgumentsError
+from codingcode.mcp_server.channel import RequestChannel, level_rank
+from codingcode.mcp_server.http_safety import READ_TIMEOUT_S, is_loopback, rebinding_guard
+from codingcode.mcp_server.prompts import PluginPrompts, PromptSource
+from codingcode.mcp_server.resources import (
+    FILE_TEMPLATE,
+    PluginResources,
+    ProjectListing,
+    complete_path,
+    path_of_uri,
+    read_contents,
+)
+from codingcode.mcp_server.subscriptions import Subscriptions, contents_state, file_state
 from codingcode.runner import ToolRunner
+from codingcode.tools.content import ContentResult
 from codingcode.tools.definition import SessionState, ToolDefinition
 from codingcode.tools.resolver import (
     SessionToolResolver,
@@ -51,6 +64,10 @@ SESSION_IDLE_S = 30 * 60.0
 #: At most this many HTTP sessions at once (the SDK refuses more; we keep no more state).
 MAX_SESSIONS = 1000
 SERVER_NAME = "codingcode"
+#: A call running this long without reporting progress itself gets a progress heartbeat
+#: (elapsed seconds) every :data:`HEARTBEAT_S`, when its client asked for progress.
+HEARTBEAT_AFTER_S = 2.0
+HEARTBEAT_S = 2.0
 
 #: The MCP request being handled, for the elicitation confirmer (which runs deep inside
 #: the approval pipeline and has no other way to reach the client that asked).
@@ -189,9 +206,33 @@ def _input_response(request_ctx: Any) -> Any:
         return None
 
 
+def _mcp_error(exc: AgentError) -> Exception:
+    """An AgentError as the JSON-RPC error a resources/prompts/completion request answers."""
+    from mcp.shared.exceptions import MCPError
+
+    code = {
+        ErrorKind.NOT_FOUND: -32002,  # the spec's "resource not found"
+        ErrorKind.INVALID_ARGUMENTS: -32602,
+    }.get(exc.kind, -32603)
+    return MCPError(code, f"{exc.kind.value}: {exc}")
+
+
+def _tool_result(result: str) -> types.CallToolResult:
+    if isinstance(result, ContentResult):
+        try:
+            return types.CallToolResult.model_validate({"content": list(result.blocks)})
+        except ValueError as exc:
+            text = f"tool_failure: the tool returned content blocks MCP does not accept: {exc}"
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=text[:2000])], is_error=True
+            )
+    return types.CallToolResult(content=[types.TextContent(type="text", text=result)])
+
+
 @dataclass
 class McpToolServer:
-    """The tools of one project served over MCP, every call through the runner."""
+    """The tools of one project served over MCP, every call through the runner; with the
+    project's files as resources, plugins' resources and prompts, logging and completion."""
 
     resolver: SessionToolResolver
     #: Runs calls when the client can answer an elicitation (ask -> elicitation).
@@ -202,6 +243,24 @@ class McpToolServer:
     #: freed when the session ends (DELETE) or idles out (:data:`SESSION_IDLE_S`).
     states: MutableMapping[str, SessionState] = field(default_factory=dict)
     _last_used: OrderedDict[str, float] = field(default_factory=OrderedDict)
+    #: Installed packages' resources (``codingcode.resources``).
+    plugin_resources: PluginResources = field(default_factory=PluginResources)
+    #: Where prompts come from (``codingcode.prompts`` plugins; custom commands plug in here).
+    prompt_sources: list[PromptSource] = field(default_factory=list)
+    #: The log level each session asked for with logging/setLevel (freed with the session).
+    log_levels: dict[str, str] = field(default_factory=dict)
+    #: One line per plugin that could not be loaded (shown once by the CLI).
+    notes: list[str] = field(default_factory=list)
+    _listing: ProjectListing | None = None
+    #: resources/subscribe: who watches what (polled by :meth:`Subscriptions.watch`).
+    subscriptions: Subscriptions = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.subscriptions = Subscriptions(self._resource_state)
+
+    @property
+    def project(self) -> Path:
+        return self.headless.project_path
 
     def session_state(self, key: str) -> SessionState:
         """The state of session ``key``, after forgetting sessions idle too long."""
@@ -218,25 +277,134 @@ class McpToolServer:
     def end_session(self, key: str) -> None:
         self.states.pop(key, None)
         self._last_used.pop(key, None)
+        self.log_levels.pop(key, None)
+        self.subscriptions.end_session(key)
 
     def list_tools(self) -> list[types.Tool]:
         return [mcp_tool(d) for d in self.resolver.tools()]
 
+    def _runner(self, request_ctx: Any) -> ToolRunner:
+        return self.interactive if client_can_elicit(request_ctx) else self.headless
+
     async def call(self, request_ctx: Any, name: str, arguments: dict[str, Any] | None) -> str:
         """Run one call; AgentError for every expected failure (the caller maps it)."""
+        import anyio
+
         if not self.resolver.is_callable(name):
             self.resolver.ensure_callable(name)  # raises NotFoundError with what exists
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidArgumentsError(f"Arguments for {name} must be a JSON object.")
-        runner = self.interactive if client_can_elicit(request_ctx) else self.headless
+        runner = self._runner(request_ctx)
         key = _session_key(request_ctx)
         state = self.session_state(key)
-        ctx = runner.context(session_id=f"mcp-{key}", state=state)
+        channel = RequestChannel(request_ctx, self.log_levels.get(key))
+        ctx = runner.context(session_id=f"mcp-{key}", state=state, mcp=channel)
         token = _current_request.set(request_ctx)
+        failure: Exception | None = None
+        result = ""
         try:
-            return await runner.run(name, arguments or {}, ctx)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_heartbeat, channel)
+                try:
+                    result = await runner.run(name, arguments or {}, ctx)
+                except Exception as exc:  # raised below, not wrapped in an ExceptionGroup
+                    failure = exc
+                finally:
+                    tg.cancel_scope.cancel()
         finally:
             _current_request.reset(token)
+        if failure is not None:
+            raise failure
+        return result
+
+    # -- resources -------------------------------------------------------------------------
+    def list_resources(self, cursor: str | None) -> types.ListResourcesResult:
+        if self._listing is None:
+            self._listing = ProjectListing(self.project)
+        page, next_cursor = self._listing.page(cursor)
+        items = (self.plugin_resources.resources() if not cursor else []) + page
+        return types.ListResourcesResult.model_validate(
+            {"resources": items, "nextCursor": next_cursor}
+        )
+
+    def list_resource_templates(self) -> types.ListResourceTemplatesResult:
+        project_files = {
+            "uriTemplate": FILE_TEMPLATE,
+            "name": "project-file",
+            "description": "A file by its absolute path (read with read_file's approval).",
+        }
+        templates = [project_files, *self.plugin_resources.resource_templates()]
+        return types.ListResourceTemplatesResult.model_validate({"resourceTemplates": templates})
+
+    async def read_resource(self, request_ctx: Any, uri: str) -> list[dict[str, Any]]:
+        """The contents of ``uri``: a plugin's, or a project file approved as read_file."""
+        import anyio
+
+        contents = await self.plugin_resources.read(uri)
+        if contents is not None:
+            return contents
+        path = await self._approved_path(request_ctx, uri)
+        return [await anyio.to_thread.run_sync(read_contents, path, uri)]
+
+    async def subscribe(self, request_ctx: Any, uri: str) -> None:
+        """Watch ``uri`` for this session: a plugin's resource, or a project file that
+        read_file's approval lets this client read."""
+        if self.plugin_resources.owner(uri) is None:
+            await self._approved_path(request_ctx, uri)
+        key = _session_key(request_ctx)
+        await self.subscriptions.subscribe(key, request_ctx.session, uri)
+
+    async def _resource_state(self, uri: str) -> Any:
+        if self.plugin_resources.owner(uri) is not None:
+            return contents_state(await self.plugin_resources.read(uri))
+        path = path_of_uri(uri)
+        return None if path is None else file_state(str(path))
+
+    async def _approved_path(self, request_ctx: Any, uri: str) -> Path:
+        """The path of a file URI, once the pipeline allowed reading it as read_file would."""
+        from codingcode.errors import DeniedError, NotFoundError
+
+        path = path_of_uri(uri)
+        if path is None:
+            raise NotFoundError(f"No resource {uri}; resources/list shows what exists.")
+        runner = self._runner(request_ctx)
+        key = _session_key(request_ctx)
+        ctx = runner.context(session_id=f"mcp-{key}", state=self.session_state(key))
+        token = _current_request.set(request_ctx)
+        try:
+            decision = await runner.decide("read_file", {"path": str(path)}, ctx)
+        finally:
+            _current_request.reset(token)
+        if not decision.allowed:
+            raise DeniedError(f"Reading {path} (as read_file) was denied: {decision.reason}")
+        return path
+
+    # -- prompts ---------------------------------------------------------------------------
+    def list_prompts(self) -> list[dict[str, Any]]:
+        return [p for source in self.prompt_sources for p in source.list_prompts()]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> list[dict[str, Any]]:
+        from codingcode.errors import NotFoundError
+
+        for source in self.prompt_sources:
+            if any(p.get("name") == name for p in source.list_prompts()):
+                return await source.get_prompt(name, arguments)
+        raise NotFoundError(f"No prompt named {name!r}; prompts/list shows what exists.")
+
+    async def complete(self, ref: Any, argument: str, value: str) -> list[str]:
+        if getattr(ref, "type", None) == "ref/prompt":
+            for source in self.prompt_sources:
+                if any(p.get("name") == ref.name for p in source.list_prompts()):
+                    return await source.complete(ref.name, argument, value)
+            return []
+        template = str(getattr(ref, "uri", ""))
+        if template == FILE_TEMPLATE and argument == "path":
+            import anyio
+
+            root = self.project
+            relative = await anyio.to_thread.run_sync(complete_path, root, value)
+            return [f"{root}/{r}".lstrip("/") for r in relative]
+        return await self.plugin_resources.complete(template, argument, value) or []
 
     def lowlevel_server(self) -> Any:
         from mcp.server.lowlevel.server import Server
@@ -248,7 +416,7 @@ class McpToolServer:
             ctx: Any, params: types.CallToolRequestParams
         ) -> types.CallToolResult | types.InputRequiredResult:
             try:
-                text = await self.call(ctx, params.name, params.arguments)
+                result = await self.call(ctx, params.name, params.arguments)
             except InputNeeded as need:
                 return types.InputRequiredResult(input_requests={APPROVAL_INPUT_KEY: need.request})
             except AgentError as exc:
@@ -256,18 +424,137 @@ class McpToolServer:
                     content=[types.TextContent(type="text", text=f"{exc.kind.value}: {exc}")],
                     is_error=True,
                 )
-            return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+            return _tool_result(result)
 
-        return Server(
-            SERVER_NAME,
-            version=__version__,
-            instructions=(
-                "codingcode's tools for this project. Every call passes its approval "
-                "pipeline (rules, permission mode, hooks, confirmation) and runs sandboxed."
-            ),
-            on_list_tools=on_list_tools,
-            on_call_tool=on_call_tool,
-        )
+        async def on_list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+            import anyio
+
+            try:  # the first page walks the project: off the event loop
+                return await anyio.to_thread.run_sync(
+                    self.list_resources, getattr(params, "cursor", None)
+                )
+            except AgentError as exc:
+                raise _mcp_error(exc) from None
+
+        async def on_list_resource_templates(
+            ctx: Any, params: Any
+        ) -> types.ListResourceTemplatesResult:
+            return self.list_resource_templates()
+
+        async def on_read_resource(
+            ctx: Any, params: types.ReadResourceRequestParams
+        ) -> types.ReadResourceResult | types.InputRequiredResult:
+            try:
+                contents = await self.read_resource(ctx, str(params.uri))
+            except InputNeeded as need:
+                return types.InputRequiredResult(input_requests={APPROVAL_INPUT_KEY: need.request})
+            except AgentError as exc:
+                raise _mcp_error(exc) from None
+            try:
+                return types.ReadResourceResult.model_validate({"contents": contents})
+            except ValueError as exc:
+                raise _mcp_error(
+                    AgentError(f"{params.uri}: contents MCP does not accept: {exc}")
+                ) from None
+
+        async def on_subscribe_resource(
+            ctx: Any, params: types.SubscribeRequestParams
+        ) -> types.EmptyResult:
+            try:
+                await self.subscribe(ctx, str(params.uri))
+            except InputNeeded:
+                raise _mcp_error(
+                    AgentError("Subscribing needs an approval; read the resource first.")
+                ) from None
+            except AgentError as exc:
+                raise _mcp_error(exc) from None
+            return types.EmptyResult()
+
+        async def on_unsubscribe_resource(
+            ctx: Any, params: types.UnsubscribeRequestParams
+        ) -> types.EmptyResult:
+            self.subscriptions.unsubscribe(_session_key(ctx), str(params.uri))
+            return types.EmptyResult()
+
+        async def on_list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+            return types.ListPromptsResult.model_validate({"prompts": self.list_prompts()})
+
+        async def on_get_prompt(
+            ctx: Any, params: types.GetPromptRequestParams
+        ) -> types.GetPromptResult:
+            try:
+                messages = await self.get_prompt(params.name, dict(params.arguments or {}))
+                return types.GetPromptResult.model_validate({"messages": messages})
+            except AgentError as exc:
+                raise _mcp_error(exc) from None
+            except ValueError as exc:
+                raise _mcp_error(
+                    AgentError(f"{params.name}: messages MCP does not accept: {exc}")
+                ) from None
+
+        async def on_completion(
+            ctx: Any, params: types.CompleteRequestParams
+        ) -> types.CompleteResult:
+            try:
+                values = await self.complete(
+                    params.ref, params.argument.name, params.argument.value
+                )
+            except AgentError as exc:
+                raise _mcp_error(exc) from None
+            return types.CompleteResult(
+                completion=types.Completion(values=values[:100], has_more=len(values) > 100)
+            )
+
+        async def on_set_logging_level(
+            ctx: Any, params: types.SetLevelRequestParams
+        ) -> types.EmptyResult:
+            try:
+                level_rank(params.level)
+            except AgentError as exc:
+                raise _mcp_error(exc) from None
+            self.log_levels[_session_key(ctx)] = params.level
+            return types.EmptyResult()
+
+        from mcp.shared.exceptions import MCPDeprecationWarning
+
+        with warnings.catch_warnings():
+            # logging/setLevel is deprecated by the 2026-07-28 revision, not by 2025-11-25,
+            # which our clients speak; we serve it for them.
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            return Server(
+                SERVER_NAME,
+                version=__version__,
+                instructions=(
+                    "codingcode's tools for this project. Every call passes its approval "
+                    "pipeline (rules, permission mode, hooks, confirmation) and runs sandboxed. "
+                    "The project's files are resources (read with read_file's approval)."
+                ),
+                on_list_tools=on_list_tools,
+                on_call_tool=on_call_tool,
+                on_list_resources=on_list_resources,
+                on_list_resource_templates=on_list_resource_templates,
+                on_read_resource=on_read_resource,
+                on_subscribe_resource=on_subscribe_resource,
+                on_unsubscribe_resource=on_unsubscribe_resource,
+                on_list_prompts=on_list_prompts,
+                on_get_prompt=on_get_prompt,
+                on_completion=on_completion,
+                on_set_logging_level=on_set_logging_level,
+            )
+
+
+async def _heartbeat(channel: RequestChannel) -> None:
+    """Progress for a long call whose tool reports none itself: elapsed seconds."""
+    import anyio
+
+    start = time.monotonic()
+    await anyio.sleep(HEARTBEAT_AFTER_S)
+    while not channel.reported:
+        try:
+            await channel.send_progress(round(time.monotonic() - start, 1), None)
+        except Exception:  # the client went away: the call itself will find out
+            return
+        await anyio.sleep(HEARTBEAT_S)
 
 
 def _session_key(request_ctx: Any) -> str:
@@ -286,8 +573,10 @@ def build_tool_server(
     mode: str | None = None,
     service: ToolService | None = None,
     runner_factory: Callable[..., ToolRunner] | None = None,
+    plugins: bool = False,
 ) -> McpToolServer:
-    """The server for ``project``: two runners (with and without someone to ask)."""
+    """The server for ``project``: two runners (with and without someone to ask);
+    ``plugins``: with installed packages' resources and prompts (entry points)."""
     from codingcode.runner import build_runner
 
     service = service or ToolService.default()
@@ -299,20 +588,29 @@ def build_tool_server(
         project, mode=mode, session_id="mcp", service=service, confirmer=ElicitationConfirmer()
     )
     headless = factory(project, mode=mode, session_id="mcp", service=service, confirmer=None)
-    return McpToolServer(resolver, interactive, headless)
+    server = McpToolServer(resolver, interactive, headless)
+    if plugins:
+        server.plugin_resources = PluginResources.installed()
+        prompts = PluginPrompts.installed()
+        server.prompt_sources.append(prompts)
+        server.notes = [*server.plugin_resources.notes, *prompts.notes]
+    return server
 
 
 # -- transports ----------------------------------------------------------------------------
 async def serve_stdio(server: McpToolServer) -> None:
+    import anyio
     from mcp.server.stdio import stdio_server
 
-    from codingcode.mcp.http_safety import quiet_logging
+    from codingcode.logs import quiet_logging
 
     restore_logging = quiet_logging()  # a bad line from the client: one line, no traceback
     low = server.lowlevel_server()
     try:
-        async with stdio_server() as (read, write):
+        async with stdio_server() as (read, write), anyio.create_task_group() as tg:
+            tg.start_soon(server.subscriptions.watch)
             await low.run(read, write, low.create_initialization_options())
+            tg.cancel_scope.cancel()
     finally:
         restore_logging()
 
@@ -434,7 +732,7 @@ async def serve_http(
     """Serve until cancelled; ``announce`` hears the URL once the socket is bound.
 
     Connections are capped and must deliver each request within ``read_timeout_s`` (see
-    :mod:`codingcode.mcp.http_safety`); logs are one line each, rate-limited.
+    :mod:`codingcode.mcp_server.http_safety`); logs are one line each, rate-limited.
 
     We bind the socket ourselves so the URL is known (port 0 picks a free one) before any
     client is told where to connect.
@@ -443,19 +741,24 @@ async def serve_http(
 
     import uvicorn
 
-    from codingcode.mcp.http_safety import (
+    from codingcode.logs import quiet_logging
+    from codingcode.mcp_server.http_safety import (
         ACCEPT_BATCH,
         KEEP_ALIVE_S,
         MAX_HEAD_BYTES,
         guarded_protocol,
-        quiet_logging,
+        ip_literal,
     )
 
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # Every form of an address binds as the address it means (2130706433, 127.1,
+    # "127.0.0.1.", [::1]); a name with its trailing dot as the name.
+    literal = ip_literal(host)
+    address = str(literal) if literal is not None else host.removesuffix(".")
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host, port))
+        sock.bind((address, port))
     except OSError as exc:
         sock.close()
         raise InvalidArgumentsError(f"Cannot listen on {host}:{port}: {exc.strerror}.") from None
@@ -482,7 +785,12 @@ async def serve_http(
         shown = f"[{host}]" if ":" in host else host
         announce(f"codingcode MCP server on http://{shown}:{bound}/mcp")
     try:
-        await uvicorn.Server(config).serve(sockets=[sock])
+        import anyio
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.subscriptions.watch)
+            await uvicorn.Server(config).serve(sockets=[sock])
+            tg.cancel_scope.cancel()
     finally:
         sock.close()
         restore_logging()

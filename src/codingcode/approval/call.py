@@ -1,0 +1,75 @@
+"""One call as approval sees it, and one layer's answer about it.
+
+The types every approval layer shares; they live apart from the pipeline so that the
+layers (rules, capabilities, confirmation) and the pipeline that runs them import them
+from below, never each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from codingcode.tools.definition import ArgRole, Effect, ToolOrigin
+
+Action = Literal["allow", "deny", "ask", "continue"]
+Final = Literal["allow", "deny", "ask"]
+
+RULES = "RuleEngine"
+WHITELIST = "ReadonlyWhitelist"
+MODE = "PermissionMode"
+HOOK = "HookPreToolUse"
+PERMISSION_HOOK = "HookPermissionRequest"
+CONFIRM = "UserConfirmation"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call as approval sees it: validated arguments and where they came from."""
+
+    tool: str
+    args: dict[str, Any]
+    project_path: Path
+    session_id: str = "default"
+    turn_id: int = 0
+    mode: str = "default"
+    #: A trusted MCP server says this tool only reads: plan mode keeps it (it still needs
+    #: the usual approval), where it refuses every other tool outside the read-only list.
+    read_only_hint: bool = False
+    #: What the tool declares about its arguments and effects (ToolDefinition), so that
+    #: approval reads declarations instead of tool names. Empty roles / ``None`` effects:
+    #: nothing declared.
+    arg_roles: dict[str, ArgRole] = field(default_factory=dict)
+    effects: frozenset[Effect] | None = None
+    origin: ToolOrigin = field(default_factory=ToolOrigin)
+    #: Links this call's audit records (one per layer) to its outcome; "" when not run.
+    call_id: str = ""
+
+    @property
+    def cwd(self) -> Path:
+        """The directory relative paths of this call resolve against."""
+        from codingcode.approval.roles import call_roles, first_with
+
+        roles = call_roles(self.arg_roles, self.args, self.tool, self.origin.kind)
+        cwd = first_with(roles, self.args, "cwd")
+        if isinstance(cwd, str) and cwd:
+            p = Path(cwd).expanduser()
+            return p if p.is_absolute() else self.project_path / p
+        return self.project_path
+
+
+@dataclass(frozen=True)
+class LayerResult:
+    layer: str
+    action: Action
+    reason: str
+    rule: str | None = None
+    #: Set by a hook that changed the arguments (already validated and re-checked).
+    modified_args: dict[str, Any] | None = None
+    #: True when one of the nine preset rules decided (they cannot be overridden).
+    preset: bool = False
+    #: The user's answer (once, session, always (project), always (user), no, never) and
+    #: the rule it granted, when the user decided (for the audit log).
+    answer: str | None = None
+    grant: str | None = None

@@ -1,0 +1,189 @@
+"""The RuleEngine: the preset rules, then the user's rules, as the pipeline's rules layer."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from codingcode.approval import presets, shell
+from codingcode.approval.call import RULES, LayerResult, ToolCall
+from codingcode.approval.paths import begin_decision, lexical, spellings
+from codingcode.approval.roles import call_roles, first_with
+from codingcode.approval.rules.matching import (
+    _command_regex,
+    _compile,
+    _Compiled,
+    _RuleSet,
+)
+from codingcode.approval.rules.suggest import suggest_rule
+from codingcode.approval.rules.syntax import FILE_TOOLS, Rule, split_rule
+
+_STRICTNESS = {"deny": 0, "ask": 1, "allow": 2}
+
+
+@dataclass
+class _ToolPlan:
+    """The rules that can apply to one tool name."""
+
+    all: _RuleSet
+    file_restrict: _RuleSet  # file-tool deny/ask rules, for the paths a command names
+
+
+class RuleEngine:
+    """The preset rules, then the user's rules: compiled once, decided in microseconds."""
+
+    def __init__(self, rules: Iterable[Rule], project: Path) -> None:
+        self.project = Path(project)
+        ordered = sorted(
+            enumerate(rules), key=lambda p: (-p[1].priority, _STRICTNESS[p[1].action], p[0])
+        )
+        self.rules: list[Rule] = [r for _, r in ordered]
+        # Start-up is linear and cheap: rules are grouped by tool name here and compiled
+        # only when a call of their tool first needs them (20,000 rules: bench_rules.py).
+        self._by_tool: dict[str, list[int]] = {}
+        self._glob_tools: list[tuple[int, re.Pattern[str]]] = []
+        for i, r in enumerate(self.rules):
+            tool = split_rule(r.text)[0]
+            if any(c in tool for c in "*?["):
+                self._glob_tools.append((i, re.compile(fnmatch.translate(tool))))
+            else:
+                self._by_tool.setdefault(tool, []).append(i)
+        self._compiled_cache: dict[int, _Compiled] = {}
+        self._plans: dict[str, _ToolPlan] = {}
+
+    def _compiled(self, i: int) -> _Compiled:
+        found = self._compiled_cache.get(i)
+        if found is None:
+            found = _compile(self.rules[i], i, self.project)
+            self._compiled_cache[i] = found
+        return found
+
+    def _plan(self, tool: str, *, runs_commands: bool = False) -> _ToolPlan:
+        key = f"{tool}\0{runs_commands}"
+        plan = self._plans.get(key)
+        if plan is None:
+            indices = list(self._by_tool.get(tool, ()))
+            indices += [i for i, pattern in self._glob_tools if pattern.fullmatch(tool)]
+            mine = [self._compiled(i) for i in sorted(indices)]
+            if runs_commands:
+                # The SPEC of a rule for a tool that runs a command line (its argument role
+                # is ``command``) is a command pattern, as for execute_command.
+                mine = [
+                    replace(c, kind="command", regex=_command_regex(c.spec))
+                    if c.kind == "value" and c.tool_is_literal
+                    else c
+                    for c in mine
+                ]
+            files = []
+            if runs_commands:
+                literal_file_rules = sorted(
+                    i for t in (*FILE_TOOLS, "search_code") for i in self._by_tool.get(t, ())
+                )
+                files = [
+                    replace(c, kind="shellpath")
+                    for c in map(self._compiled, literal_file_rules)
+                    if c.kind == "path" and c.rule.action != "allow" and c.tool_is_literal
+                ]
+            plan = _ToolPlan(_RuleSet(mine), _RuleSet(files))
+            if len(self._plans) < 4096:
+                self._plans[key] = plan
+        return plan
+
+    # -- the layer ------------------------------------------------------------------
+    def evaluate(self, call: ToolCall) -> LayerResult:
+        begin_decision()
+        roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
+        verdict = presets.check(call.tool, call.args, call.project_path, call.cwd, roles)
+        user = self.evaluate_user(call)
+        if verdict.action == "deny":
+            return LayerResult(RULES, "deny", verdict.reason, verdict.rule, preset=True)
+        if user is not None and user.action == "deny":
+            return user
+        if verdict.action == "ask":
+            return LayerResult(RULES, "ask", verdict.reason, verdict.rule, preset=True)
+        if user is not None:
+            return user
+        return LayerResult(RULES, "continue", "no rule matches this call")
+
+    def evaluate_user(self, call: ToolCall) -> LayerResult | None:
+        roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
+        command = first_with(roles, call.args, "command")
+        plan = self._plan(call.tool, runs_commands=command is not None)
+        if not plan.all and not plan.file_restrict:
+            return None
+        if command is not None:
+            # any tool that runs a command line: its rules match every simple command
+            return self._evaluate_command(call, plan, command)
+        found = plan.all.best_for_call(call)
+        return _result(found) if found is not None else None
+
+    def _evaluate_command(
+        self, call: ToolCall, plan: _ToolPlan, command: str
+    ) -> LayerResult | None:
+        cwd = lexical(str(call.cwd), call.project_path)
+        analysis = shell.analyze(command, cwd)
+        winners: list[_Compiled] = []
+        # An allow rule cannot vouch for a line that changes which program runs or what it
+        # loads (PATH=..., LD_PRELOAD=..., BASH_ENV=...): deny and ask rules still apply.
+        undecided = bool(analysis.opaque or analysis.risky_assignments)
+        # A deny or ask rule also sees the raw line (a pattern spanning `&&` still holds).
+        hit = plan.all.best("command", [command.strip()])
+        if hit is not None and hit.rule.action != "allow":
+            winners.append(hit)
+        for c in analysis.commands:
+            if not c.argv:
+                continue
+            line = [c.line()]
+            if c.transparent:
+                # A wrapper's own rule may refuse it; its allow is not needed.
+                hit = plan.all.best("command", line)
+                if hit is not None and hit.rule.action == "allow":
+                    hit = None
+            else:
+                hit = plan.all.best("command", line)
+                if hit is None:
+                    undecided = True
+            if hit is not None:
+                winners.append(hit)
+        if plan.file_restrict:
+            paths = _command_paths(analysis)
+            if paths:
+                hit = plan.file_restrict.best("shellpath", paths)
+                if hit is not None:
+                    winners.append(hit)
+        if not winners:
+            return None
+        for action in ("deny", "ask"):
+            picked = [w for w in winners if w.rule.action == action]
+            if picked:
+                return _result(min(picked, key=lambda w: w.index))
+        if undecided:
+            return None
+        return _result(min(winners, key=lambda w: w.index))
+
+    # -- always / never ---------------------------------------------------------------
+    def suggest(self, call: ToolCall) -> str | None:
+        return suggest_rule(call)
+
+
+def _command_paths(analysis: shell.Analysis) -> list[str]:
+    out: list[str] = []
+    for c in analysis.commands:
+        if c.cwd is None:
+            continue
+        words = list(c.argv[1:]) + [r.target for r in c.redirects if r.target is not None]
+        for w in words:
+            if w.dynamic or not w.text or w.text.startswith("-"):
+                continue
+            out.extend(spellings(w.text, c.cwd))
+    return out
+
+
+def _result(c: _Compiled) -> LayerResult:
+    r = c.rule
+    where = f" ({r.scope.value} settings)" if r.scope is not None else ""
+    reason = r.reason or f"{r.action} rule {r.text!r}{where}"
+    return LayerResult(RULES, r.action, reason, r.text)

@@ -1,0 +1,130 @@
+"""The ``permissions`` section of the settings files: the user's rules and default mode."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from codingcode.approval.rules.matching import _compile, _regex_of
+from codingcode.approval.rules.syntax import Rule, RuleAction, RuleSyntaxError, split_rule
+from codingcode.config import Scope, Settings, SettingsError, load_settings
+
+
+class RuleObject(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rule: str = Field(min_length=1)
+    priority: int = 0
+    reason: str | None = None
+
+
+class ActionRuleObject(RuleObject):
+    action: RuleAction
+
+
+class PermissionsSettings(BaseModel):
+    """The ``permissions`` section of a settings file."""
+
+    model_config = ConfigDict(extra="forbid")
+    allow: list[str | RuleObject] = Field(default_factory=list)
+    ask: list[str | RuleObject] = Field(default_factory=list)
+    deny: list[str | RuleObject] = Field(default_factory=list)
+    rules: list[ActionRuleObject] = Field(default_factory=list)
+    defaultMode: Literal["default", "acceptEdits", "plan", "bypass"] | None = None
+
+
+def pydantic_error(path: Path, section: str, exc: ValidationError) -> SettingsError:
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = section
+        for part in err["loc"]:
+            if isinstance(part, int):
+                loc += f"[{part}]"
+            elif part not in ("str", "RuleObject", "ActionRuleObject"):
+                loc += f".{part}"
+        problems.append(f"{loc}: {err['msg']}")
+    return SettingsError(f"Invalid settings in {path}: " + "; ".join(dict.fromkeys(problems)) + ".")
+
+
+@dataclass
+class Policy:
+    """Everything approval reads from a project's settings, with each entry's scope kept."""
+
+    rules: list[Rule] = field(default_factory=list)
+    default_mode: str | None = None
+    default_mode_scope: Scope | None = None
+    default_mode_trusted: bool = True
+
+    def without_untrusted_grants(self, *, distrust_project: bool = False) -> Policy:
+        """Drop what untrusted project files *grant* (allow rules, a looser mode).
+
+        Deny and ask rules always stay: a project may always restrict (DESIGN "Trust").
+        ``distrust_project`` treats every project and local file as untrusted.
+        """
+
+        def granted(trusted: bool, scope: Scope | None) -> bool:
+            if scope in (Scope.USER, None):
+                return True
+            return trusted and not distrust_project
+
+        kept = [r for r in self.rules if r.action != "allow" or granted(r.trusted, r.scope)]
+        mode, scope, trusted = self.default_mode, self.default_mode_scope, self.default_mode_trusted
+        if mode in ("bypass", "acceptEdits") and not granted(trusted, scope):
+            mode, scope = None, None
+        return Policy(kept, mode, scope)
+
+    def ignored_grants(self, *, distrust_project: bool = False) -> list[str]:
+        kept = self.without_untrusted_grants(distrust_project=distrust_project)
+        kept_ids = {id(r) for r in kept.rules}  # identity: linear in the number of rules
+        ignored = [f"allow rule {r.text}" for r in self.rules if id(r) not in kept_ids]
+        if self.default_mode != kept.default_mode:
+            ignored.append(f"defaultMode {self.default_mode}")
+        return ignored
+
+
+def rules_from_section(
+    data: Any, scope: Scope | None, source: Path, trusted: bool = True
+) -> tuple[list[Rule], str | None]:
+    if not isinstance(data, dict):
+        raise SettingsError(
+            f"Invalid settings in {source}: permissions must be an object with allow/ask/deny lists."
+        )
+    try:
+        parsed = PermissionsSettings.model_validate(data)
+    except ValidationError as exc:
+        raise pydantic_error(source, "permissions", exc) from None
+    rules: list[Rule] = []
+    entries: list[tuple[str, int, RuleAction, str | RuleObject]] = []
+    for action in ("allow", "ask", "deny"):
+        for i, entry in enumerate(getattr(parsed, action)):
+            entries.append((f"permissions.{action}[{i}]", i, action, entry))
+    for i, obj in enumerate(parsed.rules):
+        entries.append((f"permissions.rules[{i}]", i, obj.action, obj))
+    for where, _, action, entry in entries:
+        text = entry if isinstance(entry, str) else entry.rule
+        priority = 0 if isinstance(entry, str) else entry.priority
+        reason = None if isinstance(entry, str) else entry.reason
+        try:
+            split_rule(text)
+            rule = Rule(text.strip(), action, priority, scope, str(source), reason, trusted)
+            if "[" in text:  # the only way a rule's pattern can fail to compile
+                re.compile(_regex_of(_compile(rule, 0, Path("/"))))
+        except (RuleSyntaxError, re.error) as exc:
+            raise SettingsError(f"Invalid settings in {source}: {where} {text!r}: {exc}.") from None
+        rules.append(rule)
+    return rules, parsed.defaultMode
+
+
+def load_policy(project: Path, settings: Settings | None = None) -> Policy:
+    settings = settings or load_settings(project)
+    policy = Policy()
+    for f, data in settings.sources("permissions"):
+        rules, mode = rules_from_section(data, f.scope, f.path, f.trusted)
+        policy.rules.extend(rules)
+        if mode is not None:
+            policy.default_mode, policy.default_mode_scope = mode, f.scope
+            policy.default_mode_trusted = f.trusted
+    return policy

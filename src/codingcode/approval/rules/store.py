@@ -1,0 +1,107 @@
+"""Writing rules to settings files: ``rules add`` / ``rules remove``, always / never."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from codingcode.approval import presets
+from codingcode.approval.rules.matching import _compile
+from codingcode.approval.rules.syntax import Rule, RuleAction, split_rule
+from codingcode.config import Scope, SettingsError
+
+
+def local_settings_path(project: Path) -> Path:
+    return project / ".codingcode" / "settings.local.json"
+
+
+def settings_path_for(scope: Scope, project: Path) -> Path:
+    from codingcode.config import settings_paths
+
+    return dict(settings_paths(project))[scope]
+
+
+def _read_json_object(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise SettingsError(f"Settings file {path} is not valid JSON: {exc}.") from None
+    if not isinstance(data, dict):
+        raise SettingsError(f"Settings file {path} must hold a JSON object.")
+    return data
+
+
+def _write_json(path: Path, data: dict[str, Any], project: Path | None = None) -> None:
+    """Write a settings file atomically; a project file the user trusted stays trusted."""
+    from codingcode.atomic import atomic_write_bytes
+    from codingcode.trust import TrustStore
+
+    store = TrustStore() if project is not None else None
+    was_trusted = True
+    if store is not None and project is not None and path.exists():
+        was_trusted = store.is_trusted(project, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+    if store is not None and project is not None:
+        # What the user's own command or answer wrote is theirs (issue 7).
+        store.refresh_file(project, path, was_trusted=was_trusted)
+
+
+def add_rule(
+    path: Path, action: RuleAction, text: str, priority: int = 0, *, project: Path | None = None
+) -> bool:
+    """Append a rule to a settings file (atomically); False if it is already there."""
+    split_rule(text)
+    _compile(Rule(text, action, priority), 0, Path("/"))
+    data = _read_json_object(path)
+    perms = data.setdefault("permissions", {})
+    if not isinstance(perms, dict):
+        raise SettingsError(f"Invalid settings in {path}: permissions must be an object.")
+    if priority:
+        lst = perms.setdefault("rules", [])
+        entry: Any = {"rule": text, "action": action, "priority": priority}
+    else:
+        lst = perms.setdefault(action, [])
+        entry = text
+    if entry in lst:
+        return False
+    lst.append(entry)
+    _write_json(path, data, project)
+    return True
+
+
+def remove_rule(path: Path, text: str, *, project: Path | None = None) -> int:
+    """Remove every entry with this rule text from a settings file; how many were removed."""
+    data = _read_json_object(path)
+    perms = data.get("permissions")
+    if not isinstance(perms, dict):
+        return 0
+    removed = 0
+    for key in ("allow", "ask", "deny", "rules"):
+        lst = perms.get(key)
+        if not isinstance(lst, list):
+            continue
+        keep = [
+            e for e in lst if not ((e == text) or (isinstance(e, dict) and e.get("rule") == text))
+        ]
+        removed += len(lst) - len(keep)
+        perms[key] = keep
+    if removed:
+        _write_json(path, data, project)
+    return removed
+
+
+def presets_match(text: str) -> presets.PresetRule | None:
+    """The preset rule a user names by id (``R2``) or text (``sudo``), if any."""
+    t = text.strip()
+    for r in presets.PRESET_RULES:
+        if t.upper() == r.id or t == r.text:
+            return r
+    return None

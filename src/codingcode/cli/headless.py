@@ -1,0 +1,297 @@
+"""``codingcode run`` without a terminal: an ``ask`` of the approval pipeline becomes a deny.
+
+``--output-format`` chooses what stdout gets: ``text`` the final answer (progress on stderr),
+``json`` one transcript at the end (``--json`` is the same), ``stream-json`` one JSON object per
+line as each event happens. The exit code says how it ended (:data:`EXIT_CODES`).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from codingcode.cli.agent_session import cli_session, depth_of, run_with_sigint, summarize_args
+
+if TYPE_CHECKING:
+    from codingcode.agent.session import AgentSession, Outcome
+    from codingcode.agent.sessions.store import LoadedSession
+    from codingcode.agent.transcript import AgentEvent
+
+#: How ``codingcode run`` ends (README, "Headless mode").
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_BAD_INPUT = 2
+EXIT_DENIED = 3
+EXIT_TURN_LIMIT = 4
+EXIT_INTERRUPTED = 130
+EXIT_CODES = {
+    "answered": EXIT_OK,
+    "error": EXIT_ERROR,
+    "denied": EXIT_DENIED,
+    "turn_limit": EXIT_TURN_LIMIT,
+    "cancelled": EXIT_INTERRUPTED,
+}
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+EXIT_REASONS = {
+    "answered": "the model gave its final answer",
+    "error": "an error stopped the run",
+    "denied": "the model stopped after a denied call",
+    "turn_limit": "the turn limit was reached",
+    "cancelled": "interrupted",
+}
+
+
+class HeadlessReporter:
+    """Progress on stderr (one line per call, ``text``), every event kept (``json``) or
+    printed as one JSON line as it happens (``stream-json``)."""
+
+    def __init__(self, root: str, *, quiet: bool, output_format: str) -> None:
+        self.root = root
+        self.output_format = output_format
+        self.quiet = quiet or output_format != "text"
+        self.events: list[dict[str, Any]] = []
+
+    @property
+    def as_json(self) -> bool:
+        return self.output_format == "json"
+
+    def emit(self, record: dict[str, Any]) -> None:
+        sys.stdout.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        sys.stdout.flush()
+
+    def __call__(self, event: AgentEvent) -> None:
+        from codingcode.agent.transcript import (
+            AgentTextDelta,
+            ModelRequestStarted,
+            SubAgentFinished,
+            SubAgentStarted,
+            ToolCallFinished,
+            ToolCallStarted,
+            event_to_json,
+        )
+
+        if isinstance(event, AgentTextDelta | ModelRequestStarted):
+            return
+        if self.output_format == "json":
+            self.events.append(event_to_json(event))
+        elif self.output_format == "stream-json":
+            for record in stream_records(event):
+                self.emit(record)
+        if self.quiet:
+            return
+        indent = "  " * depth_of(event.session_id, self.root)
+        if isinstance(event, ToolCallStarted):
+            typer.echo(f"{indent}> {event.call.name}({summarize_args(event.call)})", err=True)
+        elif isinstance(event, ToolCallFinished) and event.result.is_error:
+            first = event.result.content.strip().splitlines()[0] if event.result.content else ""
+            typer.echo(f"{indent}  ! {event.result.error_kind}: {first[:200]}", err=True)
+        elif isinstance(event, SubAgentStarted):
+            typer.echo(f"{indent}[sub-agent {event.agent} started]", err=True)
+        elif isinstance(event, SubAgentFinished):
+            typer.echo(f"{indent}[sub-agent {event.agent} finished]", err=True)
+
+
+def stream_records(event: AgentEvent) -> list[dict[str, Any]]:
+    """The stream-json lines of one event (README, "Headless mode")."""
+    from codingcode.agent.transcript import (
+        AgentMessage,
+        Compacted,
+        ToolCallFinished,
+        ToolCallStarted,
+        ToolDecision,
+        UsageReported,
+        event_to_json,
+    )
+
+    sid = event.session_id
+    if isinstance(event, AgentMessage):
+        m = event.message
+        if not m.text:
+            return []
+        return [{"type": "assistant", "session_id": sid, "text": m.text}]
+    if isinstance(event, ToolCallStarted):
+        c = event.call
+        args: Any = c.arguments if c.arguments is not None else c.raw_arguments
+        return [
+            {"type": "tool_call", "session_id": sid, "id": c.id, "name": c.name, "arguments": args}
+        ]
+    if isinstance(event, ToolDecision):
+        return [
+            {
+                "type": "decision",
+                "session_id": sid,
+                "call_id": event.call.id,
+                "tool": event.call.name,
+                "decision": event.decision,
+                "layer": event.layer,
+                "reason": event.reason,
+                "rule": event.rule,
+            }
+        ]
+    if isinstance(event, ToolCallFinished):
+        r = event.result
+        return [
+            {
+                "type": "tool_result",
+                "session_id": sid,
+                "call_id": r.call_id,
+                "name": r.name,
+                "is_error": r.is_error,
+                "error_kind": r.error_kind,
+                "content": r.content,
+            }
+        ]
+    if isinstance(event, UsageReported | Compacted):
+        record = event_to_json(event)
+        record["type"] = "usage" if isinstance(event, UsageReported) else "compaction"
+        return [record]
+    return [event_to_json(event)]
+
+
+def outcome_status(outcome: Outcome) -> str:
+    if outcome.status == "answered" and outcome.stopped_by_denial:
+        return "denied"
+    return outcome.status
+
+
+def run_headless(
+    prompt: str,
+    *,
+    project: Path,
+    model: str | None,
+    mode: str | None,
+    output_format: str,
+    quiet: bool,
+    max_turns: int | None,
+    resume: LoadedSession | None = None,
+    append_system_prompt: Sequence[str] = (),
+    allowed_tools: Sequence[str] = (),
+    disallowed_tools: Sequence[str] = (),
+) -> int:
+    import anyio
+
+    from codingcode.agent.model import ModelError
+
+    async def main() -> int:
+        reporter = HeadlessReporter("", quiet=quiet, output_format=output_format)
+
+        def notify(line: str) -> None:
+            typer.echo(f"note: {line}", err=True)
+
+        async with cli_session(
+            project,
+            model,
+            mode,
+            reporter,
+            notify,
+            max_turns=max_turns,
+            resume=resume,
+            append_system_prompt=append_system_prompt,
+            allowed_tools=allowed_tools,
+            disallowed_tools=disallowed_tools,
+        ) as session:
+            reporter.root = session.session_id
+            if output_format == "stream-json":
+                reporter.emit(init_record(session, resumed=resume is not None))
+            try:
+                outcome = await run_with_sigint(session, prompt)
+            except ModelError as exc:
+                if output_format == "text":
+                    raise
+                final = final_record(session, None, error=exc.message)
+                if output_format == "json":
+                    print_json(session, None, reporter, error=exc.message)
+                else:
+                    reporter.emit(final)
+                return EXIT_ERROR
+        status = outcome_status(outcome)
+        if output_format == "json":
+            print_json(session, outcome, reporter)
+        elif output_format == "stream-json":
+            reporter.emit(final_record(session, outcome))
+        elif outcome.ok:
+            typer.echo(outcome.text)
+        elif outcome.status == "cancelled":
+            typer.echo(
+                "Interrupted: the run was cancelled (running commands were stopped).", err=True
+            )
+        else:
+            typer.echo(f"error: {outcome.text}", err=True)
+        return EXIT_CODES.get(status, EXIT_ERROR)
+
+    return anyio.run(main)
+
+
+def init_record(session: AgentSession, *, resumed: bool) -> dict[str, Any]:
+    return {
+        "type": "init",
+        "session_id": session.session_id,
+        "model": str(session.model),
+        "mode": session.mode,
+        "project": str(session.project),
+        "tools": [t.name for t in session.tools()],
+        "deferred_tools": [t.name for t in session.resolver.deferred()],
+        "resumed": resumed,
+        "context_window": session.window,
+    }
+
+
+def usage_json(session: AgentSession, outcome: Outcome | None) -> dict[str, Any]:
+    from codingcode.agent.context.tokens import cost_usd
+
+    run_usage = outcome.usage if outcome else None
+    return {
+        "input_tokens": run_usage.input_tokens if run_usage else 0,
+        "output_tokens": run_usage.output_tokens if run_usage else 0,
+        "session_input_tokens": session.usage.input_tokens,
+        "session_output_tokens": session.usage.output_tokens,
+        "context_tokens": session.context_tokens(),
+        "context_window": session.window,
+        "cost_usd": cost_usd(session.model.model, run_usage) if run_usage else None,
+    }
+
+
+def final_record(
+    session: AgentSession, outcome: Outcome | None, error: str | None = None
+) -> dict[str, Any]:
+    status = outcome_status(outcome) if outcome else "error"
+    return {
+        "type": "result",
+        "session_id": session.session_id,
+        "status": status,
+        "exit_reason": EXIT_REASONS.get(status, status),
+        "exit_code": EXIT_CODES.get(status, EXIT_ERROR),
+        "answer": outcome.text if outcome and outcome.status == "answered" else None,
+        "error": error or (None if outcome is None or outcome.ok else outcome.text),
+        "turns": outcome.turns if outcome else 0,
+        "usage": usage_json(session, outcome),
+    }
+
+
+def print_json(
+    session: AgentSession,
+    outcome: Outcome | None,
+    reporter: HeadlessReporter,
+    error: str | None = None,
+) -> None:
+    status = outcome_status(outcome) if outcome else "error"
+    payload = {
+        "ok": bool(outcome and outcome.ok),
+        "status": status,
+        "exit_code": EXIT_CODES.get(status, EXIT_ERROR),
+        "answer": outcome.text if outcome and outcome.ok else None,
+        "error": error or (None if outcome is None or outcome.ok else outcome.text),
+        "model": str(session.model),
+        "session_id": session.session_id,
+        "mode": session.mode,
+        "turns": outcome.turns if outcome else 0,
+        "usage": usage_json(session, outcome) if outcome else None,
+        "messages": [m.to_json() for m in session.history],
+        "events": reporter.events,
+    }
+    typer.echo(json.dumps(payload, indent=2, ensure_ascii=False))

@@ -1,0 +1,1 @@
+"""The MCP server front end: ``codingcode mcp`` serves our tools (with approval and sandbox)."""

@@ -1,0 +1,101 @@
+"""Prompts served by ``codingcode mcp``, from any number of :class:`PromptSource`.
+
+A source lists prompts in MCP wire form, renders one into messages, and may complete an
+argument. Two kinds plug in: installed packages' ``codingcode.prompts`` entry points
+(:class:`PluginPrompts`), and — through the same protocol — the project's custom slash
+commands once their loader exists (see README: MCP server).
+
+A ``codingcode.prompts`` entry point names an object with ``prompts`` (a list of prompts in
+wire form: ``name``, ``description``, ``arguments``), ``async get(name, **arguments)``
+returning the messages in wire form (``[{"role": "user", "content": {...}}]``) and
+optionally ``async complete(name, argument_name, value)`` returning candidate values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from codingcode.errors import AgentError, InvalidArgumentsError, NotFoundError, ToolFailureError
+
+PROMPT_GROUP = "codingcode.prompts"
+MAX_COMPLETIONS = 100
+
+
+class PromptSource(Protocol):
+    def list_prompts(self) -> list[dict[str, Any]]: ...
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> list[dict[str, Any]]:
+        """The messages (wire form); NotFoundError if ``name`` is not this source's."""
+        ...
+
+    async def complete(self, name: str, argument: str, value: str) -> list[str]: ...
+
+
+def check_arguments(prompt: dict[str, Any], arguments: dict[str, str]) -> None:
+    declared = prompt.get("arguments") or []
+    missing = [a["name"] for a in declared if a.get("required") and a.get("name") not in arguments]
+    if missing:
+        raise InvalidArgumentsError(
+            f"Prompt {prompt['name']} needs the argument(s) {', '.join(missing)}."
+        )
+
+
+@dataclass
+class PluginPrompts:
+    """The ``codingcode.prompts`` providers of installed packages (a PromptSource)."""
+
+    providers: list[Any] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def installed(cls) -> PluginPrompts:
+        from importlib.metadata import entry_points
+
+        found = cls()
+        for ep in entry_points(group=PROMPT_GROUP):
+            try:
+                found.add(ep.load())
+            except Exception as exc:  # a broken plugin is named, not a traceback
+                found.notes.append(f"prompt plugin {ep.name!r} ({ep.value}) ignored: {exc}")
+        return found
+
+    def add(self, provider: Any) -> None:
+        prompts = getattr(provider, "prompts", None)
+        if not isinstance(prompts, list) or not all(
+            isinstance(p, dict) and isinstance(p.get("name"), str) for p in prompts
+        ):
+            raise TypeError("its prompts is not a list of prompts in wire form")
+        if not callable(getattr(provider, "get", None)):
+            raise TypeError("it has no get(name, **arguments)")
+        self.providers.append(provider)
+
+    def _find(self, name: str) -> tuple[Any, dict[str, Any]]:
+        for provider in self.providers:
+            for prompt in provider.prompts:
+                if prompt["name"] == name:
+                    return provider, prompt
+        raise NotFoundError(f"No prompt named {name!r}.")
+
+    def list_prompts(self) -> list[dict[str, Any]]:
+        return [p for provider in self.providers for p in provider.prompts]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str]) -> list[dict[str, Any]]:
+        provider, prompt = self._find(name)
+        check_arguments(prompt, arguments)
+        try:
+            messages = await provider.get(name, **arguments)
+        except AgentError:
+            raise
+        except Exception as exc:
+            raise ToolFailureError(f"Prompt {name} failed: {type(exc).__name__}: {exc}") from None
+        if not isinstance(messages, list):
+            raise ToolFailureError(f"Prompt {name} gave {type(messages).__name__}, not messages.")
+        return messages
+
+    async def complete(self, name: str, argument: str, value: str) -> list[str]:
+        provider, _ = self._find(name)
+        complete = getattr(provider, "complete", None)
+        if not callable(complete):
+            return []
+        values = await complete(name, argument, value)
+        return [str(v) for v in values][:MAX_COMPLETIONS]
