@@ -314,7 +314,7 @@ async def run_turn(
 
     confirmer.on_interrupt = lambda: interrupt("Ctrl-C")
     loop.add_signal_handler(signal.SIGINT, lambda: interrupt("Ctrl-C"))
-    keys = confirmer.keys = TurnKeys(lambda: interrupt("Esc"))
+    keys = confirmer.keys = TurnKeys(interrupt)
     keys.start()
     try:
         return await session.send(text)
@@ -473,8 +473,9 @@ async def _prompt_loop(
     try:
         while True:
             try:
-                typed = confirmer.keys.take_typed() if confirmer.keys is not None else ""
-                text = (await prompt.prompt_async(message, default=typed)).strip()
+                if confirmer.keys is not None:
+                    confirmer.keys.release()  # what was typed during the turn, as if typed here
+                text = (await prompt.prompt_async(message)).strip()
             except KeyboardInterrupt:
                 if armed:
                     break
