@@ -279,3 +279,25 @@ def test_esc_interrupts_the_models_stream_and_keeps_what_was_typed(
         assert wait_exit(term, exit_file) == "0"
     finally:
         term.close()
+
+
+def test_a_line_entered_during_the_turn_runs_after_it(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    fake.script = [Step(text="still streaming", hang=True)]
+    exit_file = tmp_path / "exit"
+    term = start_app(fake, project, tmp_path, exit_file)
+    try:
+        term.wait_prompt()
+        term.send("go", "Enter")
+        term.wait_text("still streaming")
+        assert fake.hanging.wait(20)
+        term.send("/exit", "Enter")  # typed ahead, Enter included: not lost, not half-kept
+        time.sleep(0.3)
+        after = term.screen().split("still streaming", 1)[1]
+        assert "/exit" not in after  # not echoed over the model's output
+        term.send("Escape")
+        term.wait_text("Interrupted (Esc)", timeout=20)
+        assert wait_exit(term, exit_file) == "0"  # the /exit ran at the next prompt
+    finally:
+        term.close()
