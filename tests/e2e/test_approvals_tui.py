@@ -248,3 +248,56 @@ def test_codingcode_tool_on_a_terminal_asks(project: Path, tmp_path: Path) -> No
     finally:
         term.close()
     assert done.read_text().strip() == "0" and (project / "made.txt").exists()
+
+
+def test_esc_interrupts_the_models_stream_and_keeps_what_was_typed(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    fake.script = [Step(text="thinking very slowly", hang=True), Step(text="fresh answer")]
+    exit_file = tmp_path / "exit"
+    term = start_app(fake, project, tmp_path, exit_file)
+    try:
+        term.wait_prompt()
+        term.send("go", "Enter")
+        term.wait_text("thinking very slowly")
+        assert fake.hanging.wait(20)
+        term.send("-l", "typed ahead")  # typed while the model streams: not echoed over it
+        time.sleep(0.3)
+        started = time.monotonic()
+        term.send("Escape")
+        term.wait_text("Interrupted (Esc)", timeout=20)
+        term.wait_for(lambda s: s.rstrip().endswith("typed ahead"), "the typed-ahead prompt")
+        assert time.monotonic() - started < 15  # not the 30 s the stream would hang
+        term.send("Enter")
+        term.wait_text("fresh answer")
+        users = [m for m in fake.bodies()[-1]["messages"] if m["role"] == "user"]
+        assert "typed ahead" in str(users[-1]["content"])
+        term.wait_prompt()
+        term.send("C-c")
+        term.wait_text("Ctrl-C again")
+        term.send("C-c")
+        assert wait_exit(term, exit_file) == "0"
+    finally:
+        term.close()
+
+
+def test_a_line_entered_during_the_turn_runs_after_it(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    fake.script = [Step(text="still streaming", hang=True)]
+    exit_file = tmp_path / "exit"
+    term = start_app(fake, project, tmp_path, exit_file)
+    try:
+        term.wait_prompt()
+        term.send("go", "Enter")
+        term.wait_text("still streaming")
+        assert fake.hanging.wait(20)
+        term.send("/exit", "Enter")  # typed ahead, Enter included: not lost, not half-kept
+        time.sleep(0.3)
+        after = term.screen().split("still streaming", 1)[1]
+        assert "/exit" not in after  # not echoed over the model's output
+        term.send("Escape")
+        term.wait_text("Interrupted (Esc)", timeout=20)
+        assert wait_exit(term, exit_file) == "0"  # the /exit ran at the next prompt
+    finally:
+        term.close()

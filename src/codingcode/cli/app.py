@@ -7,6 +7,7 @@ Ctrl-C cancels the running prompt, not the session; Ctrl-D (or /exit) ends it.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from codingcode.cli.agent_commands import cli_session, depth_of, summarize_args
+from codingcode.cli.keys import TurnKeys
 from codingcode.cli.tool_commands import check_mode, project_dir
 
 if TYPE_CHECKING:
@@ -183,13 +185,16 @@ class TerminalConfirmerApp:
         self.on_interrupt: Callable[[], None] | None = None
         #: Set when the user interrupted this turn: queued questions are not asked.
         self.interrupted = False
+        #: The terminal reader of the running turn, paused while a question is asked.
+        self.keys: TurnKeys | None = None
 
     async def confirm(self, request: ConfirmRequest) -> Reply:
         async with self.lock:
             if self.interrupted:
                 return self._interrupt()
             self.view.finish()
-            return await self._ask(request)
+            with self.keys.paused() if self.keys is not None else contextlib.nullcontext():
+                return await self._ask(request)
 
     def _interrupt(self) -> Reply:
         from codingcode.approval.confirm import Answer, Reply
@@ -282,7 +287,7 @@ class TerminalConfirmerApp:
 
 
 HELP = """/help lists the commands; !cmd runs a shell command; @path attaches a file.
-Ctrl-C interrupts the model and its running commands; Ctrl-C twice at an empty prompt,
+Esc or Ctrl-C interrupts the model and its running commands; Ctrl-C twice at an empty prompt,
 Ctrl-D or /exit quits. Shift+Tab cycles the mode: default → acceptEdits → plan."""
 
 #: What Shift+Tab cycles through (bypass only by --mode or settings, never by a key).
@@ -292,7 +297,7 @@ MODE_CYCLE = ("default", "acceptEdits", "plan")
 async def run_turn(
     session: AgentSession, text: str, confirmer: TerminalConfirmerApp, console: Console
 ) -> Outcome:
-    """Send ``text``; Ctrl-C (SIGINT) interrupts the turn: the model's stream stops,
+    """Send ``text``; Ctrl-C (SIGINT) or Esc interrupts the turn: the model's stream stops,
     running calls are cancelled (their processes killed), the model is told, and the app
     returns to the prompt. The handler is the loop's own and nothing replaces it during the
     turn (the questions read Ctrl-C as a key), so it works after any number of approvals."""
@@ -309,9 +314,12 @@ async def run_turn(
 
     confirmer.on_interrupt = lambda: interrupt("Ctrl-C")
     loop.add_signal_handler(signal.SIGINT, lambda: interrupt("Ctrl-C"))
+    keys = confirmer.keys = TurnKeys(interrupt)
+    keys.start()
     try:
         return await session.send(text)
     finally:
+        keys.stop()
         loop.remove_signal_handler(signal.SIGINT)
 
 
@@ -471,6 +479,8 @@ async def _prompt_loop(
     try:
         while True:
             try:
+                if confirmer.keys is not None:
+                    confirmer.keys.release()  # what was typed during the turn, as if typed here
                 # Notification hooks fire when the user leaves the app waiting (issue 17).
                 text = (await wait_for_user(session, lambda: prompt.prompt_async(message))).strip()
             except KeyboardInterrupt:
