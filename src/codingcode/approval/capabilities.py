@@ -42,11 +42,14 @@ _IN_PLACE = frozenset({"sed", "perl"})
 
 def capabilities_for(call: ToolCall) -> CapabilitySet:
     """What the sandbox may show this one call beyond every command's defaults."""
+    from codingcode.approval.roles import call_roles, first_with
+
     reads: set[str] = set()
     writes: set[str] = set()
-    if call.tool == "execute_command":
-        command = call.args.get("command")
-        if isinstance(command, str):
+    roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
+    if "command" in roles.values():  # a tool that runs a command line: what it names
+        command = first_with(roles, call.args, "command")
+        if command is not None:
             _command_paths(command, lexical(str(call.cwd), call.project_path), reads, writes)
     else:
         effects = call.effects

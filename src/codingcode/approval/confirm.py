@@ -131,11 +131,21 @@ def headless_message(call: ToolCall, reason: str, suggested_rule: str | None) ->
     )
 
 
+def _command(call: ToolCall) -> str | None:
+    """The command line the call runs, when its tool runs one (its ``command`` role)."""
+    from codingcode.approval.roles import call_roles, first_with
+
+    if call.origin.kind == "mcp":  # shown whole: a server's tool may do more than run it
+        return None
+    roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
+    return first_with(roles, call.args, "command") if "command" in roles.values() else None
+
+
 def headline(call: ToolCall) -> str:
     """What will happen, in plain words."""
     args = call.args
     path = args.get("path")
-    if call.tool == "execute_command":
+    if _command(call) is not None:
         return "Run a command"
     if call.tool == "edit_file":
         return f"Edit {path}"
@@ -156,7 +166,7 @@ def why_asked(request: ConfirmRequest) -> str:
         return f"the built-in rule {request.rule!r} asks: {request.reason}"
     if request.rule:
         return f"your rule {request.rule!r} asks ({request.reason})"
-    if request.call.tool == "execute_command":
+    if _command(request.call) is not None:
         return "this command may change files or run code, and no rule allows it"
     if request.call.tool == "exit_plan_mode":
         return "the model finished planning; yes ends plan mode so it can make the changes"
@@ -184,10 +194,11 @@ def describe_capabilities(caps: CapabilitySet) -> str | None:
 def describe_call(call: ToolCall, *, max_lines: int = 60, color: bool = False) -> str:
     """A human view of a call: the command, the diff of an edit or a write."""
     args = call.args
-    if call.tool == "execute_command":
+    command = _command(call)
+    if command is not None:
         cwd = args.get("cwd")
         where = f"  (in {cwd})" if cwd and cwd != "." else ""
-        return f"$ {args.get('command', '')}{where}"
+        return f"$ {command}{where}"
     if call.tool == "exit_plan_mode":
         plan = str(args.get("plan", "")).splitlines()
         more = f"\n… {len(plan) - max_lines} more lines" if len(plan) > max_lines else ""

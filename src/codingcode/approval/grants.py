@@ -137,11 +137,12 @@ def command_rule(c: shell.Command) -> str | None:
 
 
 def narrow_rule(tool: str, args: dict[str, object], project: Path, cwd: Path) -> str | None:
-    """The rule(s) a grant for this execute_command call saves; None: none can be made."""
+    """The rule(s) a grant for this call of a tool that runs a command line (its
+    ``command`` argument) saves; None: none can be made."""
     from codingcode.approval.readonly import command_read_only
 
     command = args.get("command")
-    if tool != "execute_command" or not isinstance(command, str):
+    if not isinstance(command, str):
         return None
     at = lexical(str(cwd), project)
     analysis = shell.analyze(command, at)
@@ -160,7 +161,7 @@ def narrow_rule(tool: str, args: dict[str, object], project: Path, cwd: Path) ->
         pattern = command_rule(c)
         if pattern is None:
             return None
-        rule = f"execute_command({pattern})"
+        rule = f"{tool}({pattern})"
         if rule not in rules:
             rules.append(rule)
     if not rules or len(rules) > 4:

@@ -204,10 +204,14 @@ def suggest_grant(call: ToolCall, engine: RuleEngine) -> str | None:
     """The narrowest useful rule for a grant (commands), else the engine's suggestion."""
     if call.tool == "exit_plan_mode":
         return None  # each plan is approved on its own
-    if call.tool == "execute_command":
+    from codingcode.approval.roles import call_roles, first_with
+
+    roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
+    if "command" in roles.values() and call.origin.kind != "mcp":
         from codingcode.approval.grants import narrow_rule
 
-        return narrow_rule(call.tool, call.args, call.project_path, call.cwd)
+        command = first_with(roles, call.args, "command")
+        return narrow_rule(call.tool, {"command": command}, call.project_path, call.cwd)
     return engine.suggest(call)
 
 
