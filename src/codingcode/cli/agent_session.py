@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from codingcode.approval.rules.syntax import split_rule_list as split_rule_list
+
 if TYPE_CHECKING:
     from codingcode.agent.session import AgentSession, Outcome
     from codingcode.agent.sessions.store import LoadedSession
@@ -129,29 +131,6 @@ async def cli_session(
             yield session
         finally:
             await session.aclose()
-
-
-def split_rule_list(values: Sequence[str]) -> list[str]:
-    """Rules from repeated options, each value also split on commas and spaces outside
-    parentheses: ``--allowed-tools "read_file,execute_command(git log *)"``."""
-    out: list[str] = []
-    for value in values:
-        depth = 0
-        current = ""
-        for ch in value:
-            if ch == "(":
-                depth += 1
-            elif ch == ")":
-                depth = max(0, depth - 1)
-            if ch in ", " and depth == 0:
-                if current.strip():
-                    out.append(current.strip())
-                current = ""
-            else:
-                current += ch
-        if current.strip():
-            out.append(current.strip())
-    return out
 
 
 def tool_rules(allowed: Sequence[str], disallowed: Sequence[str]) -> tuple[list[Rule], set[str]]:

@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from codingcode.approval.rules.syntax import split_rule_list
 from codingcode.config import SettingsError
 
 _FENCE = re.compile(r"^---[ \t]*\r?$", re.MULTILINE)
@@ -114,20 +115,4 @@ def tool_list(value: Any, path: Path, what: str) -> tuple[str, ...] | None:
         return tuple(i for i in items if i)
     if not isinstance(value, str):
         raise SettingsError(f"{what} {path}: `allowed-tools` must be a string or a list.")
-    out: list[str] = []
-    depth = 0
-    current = ""
-    for ch in value:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth = max(0, depth - 1)
-        if ch in ", \t\n" and depth == 0:
-            if current.strip():
-                out.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    if current.strip():
-        out.append(current.strip())
-    return tuple(out)
+    return tuple(split_rule_list([value]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -70,3 +71,26 @@ def split_rule(text: str) -> tuple[str, str | None]:
     if not spec.strip():
         raise RuleSyntaxError(f"{text!r}: the SPEC between the parentheses is empty")
     return tool, spec.strip()
+
+
+def split_rule_list(values: Iterable[str]) -> list[str]:
+    """Rules (or tool names) from one or more strings, each split on commas and white space
+    outside parentheses: ``"read_file,execute_command(git log *)"`` is two rules."""
+    out: list[str] = []
+    for value in values:
+        depth = 0
+        current = ""
+        for ch in value:
+            if ch == "(":
+                depth += 1
+            elif ch == ")":
+                depth = max(0, depth - 1)
+            if ch in ", \t\n" and depth == 0:
+                if current.strip():
+                    out.append(current.strip())
+                current = ""
+            else:
+                current += ch
+        if current.strip():
+            out.append(current.strip())
+    return out
