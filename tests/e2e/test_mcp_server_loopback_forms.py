@@ -105,7 +105,7 @@ async def test_every_loopback_form_keeps_the_host_and_origin_check(
             assert other_port.status_code == 421
 
 
-@pytest.mark.parametrize("bind", ["127.0.0.9", "2130706433", "[::1]", "localhost."])
+@pytest.mark.parametrize("bind", ["127.0.0.9", "2130706433", "[::1]"])
 async def test_a_given_token_is_required_on_loopback_too(
     bind: str, project: Path, tmp_path: Path
 ) -> None:
