@@ -45,6 +45,8 @@ FORMS = [
     ("localhost", "127.0.0.1", ["localhost", "LOCALHOST", "localhost."]),
     ("localhost.", "127.0.0.1", ["localhost", "127.0.0.1"]),
 ]
+#: A new connection per request: no race with the server closing an idle keep-alive one.
+FRESH = httpx.Limits(max_keepalive_connections=0)
 EVIL = ["evil.example", "127.0.0.1.evil.example", "2130706433.evil.example", "0.0.0.0", "0"]
 
 
@@ -83,7 +85,7 @@ async def test_every_loopback_form_keeps_the_host_and_origin_check(
     async with _serve(project, _env(tmp_path), f"{bind}:0") as (port, said):
         assert "bearer token" not in said  # loopback: no token needed ...
         url = f"http://{connect}:{port}/mcp"
-        async with httpx.AsyncClient() as http:
+        async with httpx.AsyncClient(limits=FRESH) as http:
             # ... so the Host/Origin check is what stands between it and a web page.
             for name in EVIL:
                 evil = await http.post(url, json=INIT, headers={**ACCEPT, "host": f"{name}:{port}"})
@@ -112,7 +114,7 @@ async def test_a_given_token_is_required_on_loopback_too(
     async with _serve(project, _env(tmp_path), f"{bind}:0", "--token", "s3cret") as (port, _):
         connect = "[::1]" if ":" in bind else ("127.0.0.9" if bind == "127.0.0.9" else "127.0.0.1")
         url = f"http://{connect}:{port}/mcp"
-        async with httpx.AsyncClient() as http:
+        async with httpx.AsyncClient(limits=FRESH) as http:
             missing = await http.post(url, json=INIT, headers=ACCEPT)
             wrong = await http.post(url, json=INIT, headers={**ACCEPT, "authorization": "Bearer x"})
             right = await http.post(
