@@ -206,3 +206,21 @@ def test_mcp_config_errors_are_clear(proj: Path, env: dict[str, str]) -> None:
     result = run_cli(["mcp", "list", "--project", str(proj)], cwd=proj, env=env)
     assert result.code == 2
     assert "MCP server 'bad': field 'command': Field required" in result.stderr
+
+
+async def test_custom_commands_are_served_as_prompts(proj: Path, env: dict[str, str]) -> None:
+    commands = Path(env["CODINGCODE_CONFIG_DIR"]) / "commands"
+    commands.mkdir(parents=True)
+    (commands / "greet.md").write_text(
+        "---\ndescription: Greet someone by name\nargument-hint: NAME\n---\n"
+        "Say hello to $ARGUMENTS politely.\n"
+    )
+    params = StdioServerParameters(
+        command=CODINGCODE, args=["mcp", "--project", str(proj)], env=env
+    )
+    async with Client(params, mode="legacy") as client:
+        listed = {p.name: p for p in (await client.list_prompts()).prompts}
+        assert "greet" in listed and listed["greet"].description == "Greet someone by name"
+        got = await client.get_prompt("greet", {"arguments": "Ada"})
+        text = got.messages[0].content
+        assert isinstance(text, types.TextContent) and "Say hello to Ada politely." in text.text

@@ -13,7 +13,9 @@ optionally ``async complete(name, argument_name, value)`` returning candidate va
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from codingcode.errors import AgentError, InvalidArgumentsError, NotFoundError, ToolFailureError
@@ -143,14 +145,12 @@ class CommandPrompts:
         return []
 
 
-def project_commands(project: Any) -> tuple[CommandPrompts | None, list[str]]:
-    """The project's and the user's custom commands as a prompt source, with the loader's
-    notes; (None, []) while the commands package is not part of this build."""
-    import importlib
+def project_commands(
+    project: Path, is_trusted: Callable[[Path, bytes], bool] | None = None
+) -> tuple[CommandPrompts, list[str]]:
+    """The project's and the user's custom commands (``codingcode.commands``) as a prompt
+    source, with the loader's notes (one line per file that could not be loaded)."""
+    from codingcode.commands import CommandRegistry
 
-    try:
-        commands = importlib.import_module("codingcode.commands")
-    except ImportError:
-        return None, []
-    registry = commands.CommandRegistry.load(project)
-    return CommandPrompts(registry), list(getattr(registry, "notes", []))
+    registry = CommandRegistry.load(project, is_trusted=is_trusted)
+    return CommandPrompts(registry), list(registry.notes)

@@ -612,9 +612,8 @@ def build_tool_server(
     if plugins:
         server.plugin_resources = PluginResources.installed()
         prompts = PluginPrompts.installed()
-        commands, command_notes = project_commands(project)
-        if commands is not None:
-            server.prompt_sources.append(commands)
+        commands, command_notes = project_commands(project, workspace.is_trusted)
+        server.prompt_sources.append(commands)
         server.prompt_sources.append(prompts)
         server.notes = [*server.plugin_resources.notes, *prompts.notes, *command_notes]
     return server
