@@ -206,8 +206,10 @@ def suggest_grant(call: ToolCall, engine: RuleEngine) -> str | None:
         return None  # each plan is approved on its own
     if call.tool == "execute_command":
         from codingcode.approval.grants import narrow_rule
+        from codingcode.approval.network_scopes import with_program_network
 
-        return narrow_rule(call.tool, call.args, call.project_path, call.cwd)
+        # a package install's grant carries its registry's names (issue 16)
+        return with_program_network(narrow_rule(call.tool, call.args, call.project_path, call.cwd))
     return engine.suggest(call)
 
 
