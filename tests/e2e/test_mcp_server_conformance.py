@@ -150,13 +150,14 @@ async def test_conformance_server_scenarios(
 
 
 #: Client scenarios run against our client (the real `codingcode` command, driven by
-#: tests/e2e/mcp_server_conformance_client.py): scenario -> (passed, failed). The
-#: elicitation and auth scenarios belong to the client's own work (issue 18) and are not
-#: run here.
+#: tests/e2e/mcp_server_conformance_client.py): scenario -> (passed, failed). The auth
+#: scenarios are not run here.
 CLIENT: dict[str, tuple[int, int]] = {
     "initialize": (1, 0),
     "tools_call": (1, 0),
     "sse-retry": (3, 0),
+    # the driver's entry says "elicitation": "accept-defaults"
+    "elicitation-sep1034-client-defaults": (5, 0),
 }
 CLIENT_DRIVER = Path(__file__).resolve().parent / "mcp_server_conformance_client.py"
 

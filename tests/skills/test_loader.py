@@ -170,3 +170,26 @@ def test_trust_lists_project_skills_and_commands(project: Path) -> None:
     assert not TrustStore().project_trusted(project)
     TrustStore().trust(project)
     assert TrustStore().project_trusted(project)
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["name", "description", "model", "argument-hint"]),
+        st.text(st.characters(blacklist_categories=["Cs", "Cc", "Zl", "Zp"]), max_size=40),
+        max_size=4,
+    )
+)
+def test_the_fast_path_reads_what_yaml_reads(values: dict[str, str]) -> None:
+    """Plain ``key: value`` front matter skips the YAML parser; wherever YAML reads the same
+    text as a mapping of strings, both must agree."""
+    import yaml
+
+    front = "".join(f"{k}: {v}\n" for k, v in values.items())
+    try:
+        expected = yaml.safe_load(front)
+    except yaml.YAMLError:
+        return  # the fallback may accept what YAML refuses (`a: b: c`): tested elsewhere
+    if not isinstance(expected, dict) or not all(isinstance(v, str) for v in expected.values()):
+        return
+    meta, _ = split_front_matter(f"---\n{front}---\nbody\n".encode(), Path("x"), "S", required=True)
+    assert meta == expected

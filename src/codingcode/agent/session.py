@@ -725,7 +725,7 @@ def open_session(
         base = f"{agent.system_prompt}\n\nThe project is at {project}."
     from codingcode.skills.install import install_skills
 
-    skills_text, skill_notes = install_skills(project, service)
+    skills_text, skill_notes = install_skills(project, service, workspace.is_trusted)
     prompt = build_system_prompt(
         base,
         env,

@@ -259,6 +259,8 @@ def commands_of(session: Any) -> CommandRegistry:
     app's ``/name`` and whatever another part registers (``/server:prompt``) meet here."""
     registry = getattr(session, "commands", None)
     if not isinstance(registry, CommandRegistry):
-        registry = CommandRegistry.load(session.project)
+        workspace = getattr(getattr(session, "runner", None), "workspace", None)
+        trusted = workspace.is_trusted if workspace is not None else None
+        registry = CommandRegistry.load(session.project, is_trusted=trusted)
         session.commands = registry
     return registry

@@ -55,8 +55,12 @@ def split_front_matter(
     parts = _FENCE.split(text, maxsplit=2)
     if len(parts) < 3 or parts[0].strip():
         raise SettingsError(f"{what} {path}: the front matter is not closed by a --- line.")
+    simple = _simple_mapping(parts[1])
+    if simple is not None:  # plain `key: value` lines (most files): no YAML parser needed
+        return simple, parts[2].lstrip("\r\n")
     try:
-        meta = yaml.safe_load(parts[1])
+        # libyaml's loader when present: ~10x faster, and 20,000 skills load at start-up.
+        meta = yaml.load(parts[1], Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         simple = _simple_mapping(parts[1])
         if simple is not None:  # `description: Use when: ...` — what people write
@@ -85,10 +89,14 @@ def _simple_mapping(text: str) -> dict[str, Any] | None:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         m = _LINE.match(line)
-        if m is None or not m.group(2).strip() or m.group(2).lstrip()[0] in "[{|>&*!":
+        if m is None or not m.group(2).strip() or m.group(2).lstrip()[0] in "[{|>&*!%@`":
             return None
         value = m.group(2).strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        if " #" in value or "\\" in value or m.group(1) in out:
+            return None  # a comment, an escape, a repeated key: YAML decides
+        if value[0] in "'\"":
+            if len(value) < 2 or value[-1] != value[0] or value[0] in value[1:-1]:
+                return None  # an unclosed or escaped quote: YAML decides
             value = value[1:-1]
         out[m.group(1)] = value
     return out or None

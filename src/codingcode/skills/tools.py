@@ -12,12 +12,19 @@ prompt ends (:mod:`codingcode.skills.limits`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from codingcode.skills.limits import SKILL_PREFIX, ToolLimit
 from codingcode.skills.loader import Skill
-from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.definition import (
+    BUILTIN,
+    ToolAnnotations,
+    ToolDefinition,
+    ToolExecCtx,
+    clean_schema,
+)
 
 #: At most this many skills are listed by name in the system prompt; the rest are found
 #: through tool_search (the listing must stay small with 20,000 skills).
@@ -33,6 +40,10 @@ class SkillArgs(BaseModel):
         max_length=10_000,
         description="Optional: what the skill is applied to (replaces $ARGUMENTS in it).",
     )
+
+
+#: Every skill tool has the same schema: computed once, not per skill (20,000 skills).
+_SCHEMA: dict[str, Any] = clean_schema(SkillArgs.model_json_schema())
 
 
 def tool_name(skill: Skill) -> str:
@@ -80,6 +91,7 @@ def skill_tool(skill: Skill) -> ToolDefinition:
         ),
         short_description=f"Skill: {skill.description[:110]}",
         parameters=SkillArgs,
+        json_schema=_SCHEMA,
         execute=execute,
         deferred=True,
         annotations=ToolAnnotations(read_only=True, idempotent=True),

@@ -67,6 +67,13 @@ def _parser() -> Any:
     return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
 
 
+#: Programs whose arguments name files they write (``record_writes``).
+_WRITERS = frozenset({"tee", "cp", "mv", "install", "ln", "dd"})
+
+#: ``=`` count times ``|`` count beyond which a text is not parsed (see ``script``).
+MAX_ASSIGN_PIPE_PRODUCT = 4_000_000
+
+
 @dataclass
 class _Ctx:
     cwd: str | None
@@ -74,9 +81,20 @@ class _Ctx:
     depth: int
     via: tuple[str, ...] = ()
     stdin: Stdin | None = None
+    #: False while ``vars`` is shared with the context it was copied from: copied on the
+    #: first write (a 20,000-stage pipeline after 20,000 assignments stays linear).
+    owns_vars: bool = True
 
     def copy(self) -> _Ctx:
-        return _Ctx(self.cwd, dict(self.vars), self.depth, self.via, self.stdin)
+        self.owns_vars = False
+        return _Ctx(self.cwd, self.vars, self.depth, self.via, self.stdin, owns_vars=False)
+
+    def set_vars(self) -> dict[str, str]:
+        """``vars``, to change (this context's own copy)."""
+        if not self.owns_vars:
+            self.vars = dict(self.vars)
+            self.owns_vars = True
+        return self.vars
 
 
 def analyze(command: str, cwd: str) -> Analysis:
@@ -228,6 +246,14 @@ class _Walker:
                     "(the analysis stops there)"
                 )
                 return
+        if text.count("=") * text.count("|") > MAX_ASSIGN_PIPE_PRODUCT:
+            # tree-sitter-bash parses assignments followed by a long pipeline in time that
+            # grows with their product (4,000 of each: ~0.7 s): such a line is asked about
+            self.opaque(
+                "the command has too many assignments and pipeline stages together to be "
+                "analysed in bounded time"
+            )
+            return
         if "coproc" in text:
             # `coproc [NAME] { ...; }`: the grammar does not know it; the body is an
             # ordinary compound command for the analysis.
@@ -294,7 +320,7 @@ class _Walker:
                     self.word(child, ctx)
         elif t == "unset_command":
             for child in node.named_children:
-                ctx.vars.pop(self.t(child), None)
+                ctx.set_vars().pop(self.t(child), None)
         elif t in _WORD_TYPES:
             self.word(node, ctx)
         elif t == "list":
@@ -361,7 +387,7 @@ class _Walker:
         name = self.t(name_node) if name_node is not None else ""
         if name_node is not None and name_node.type == "subscript":
             array = name.split("[", 1)[0]
-            ctx.vars.pop(array, None)
+            ctx.set_vars().pop(array, None)
             if array in ("BASH_ALIASES", "BASH_CMDS"):
                 self.opaque(f"{array}[...] defines a command the shell runs later")
             return
@@ -371,7 +397,7 @@ class _Walker:
         if value is not None and value.type == "array":
             for child in value.named_children:
                 self.word(child, ctx)
-            ctx.vars.pop(name, None)
+            ctx.set_vars().pop(name, None)
             return
         w = self.word(value, ctx) if value is not None else literal_word("")
         appended = any(c.type == "+=" for c in node.children)
@@ -381,7 +407,7 @@ class _Walker:
             w = replace(w, text=DYN + w.text)
         attribute = f"{DYN}case:{name}"  # declare -l/-u stays with the variable
         if case:
-            ctx.vars[attribute] = case
+            ctx.set_vars()[attribute] = case
         case = ctx.vars.get(attribute, "")
         if case == "lower":
             w = replace(w, text=w.text.lower())
@@ -391,9 +417,9 @@ class _Walker:
             self.env_effect(name, w, None, ctx)
         if name:
             if w.dynamic:
-                ctx.vars.pop(name, None)
+                ctx.set_vars().pop(name, None)
             else:
-                ctx.vars[name] = w.text
+                ctx.set_vars()[name] = w.text
 
     def pipeline(self, node: Any, ctx: _Ctx) -> None:
         feed: Stdin | None = ctx.stdin
@@ -531,14 +557,18 @@ class _Walker:
                 ):
                     continue  # `2>&1 0<&3`: the fd number of the next redirect
                 argv.extend(self.words(e, ctx))
-        redirects = tuple(
-            r for r in (self.redirect(c, ctx) for c in redirect_nodes) if r is not None
-        )
-        stdin = _stdin_from(redirects, self, ctx) or ctx.stdin
+        if redirect_nodes:
+            redirects = tuple(
+                r for r in (self.redirect(c, ctx) for c in redirect_nodes) if r is not None
+            )
+            stdin = _stdin_from(redirects, self, ctx) or ctx.stdin
+        else:
+            redirects, stdin = (), ctx.stdin
         cmd = Command(tuple(argv), ctx.cwd, redirects, stdin, ctx.via, assigns=tuple(assigns))
         self.emit(cmd, ctx)
         output = static_output(cmd, self)
-        self.record_writes(cmd, output)
+        if redirects or cmd.program in _WRITERS:
+            self.record_writes(cmd, output)
         self.last_output = None if any(">" in r.op for r in redirects) else output
         # `cd DIR` changes where later commands of this list run.
         if cmd.program in ("cd", "pushd") and not cmd.via:
