@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -196,7 +197,12 @@ def test_suggestions_scope_a_package_install_to_its_registry() -> None:
     assert scoped_rule("execute_command(pip install *)") == (
         "execute_command(pip install *) network(pypi.org, files.pythonhosted.org)"
     )
-    assert scoped_rule("execute_command(npm run test)") == "execute_command(npm run test)"
+    # running the project's code is not a reason to reach the registry
+    for plain in ["npm run test", "npm test", "cargo test", "uv run pytest *", "go test *"]:
+        assert scoped_rule(f"execute_command({plain})") == f"execute_command({plain})"
+    assert scoped_rule("execute_command(cargo build *)").endswith(
+        "network(crates.io, static.crates.io, index.crates.io)"
+    )
     assert scoped_rule("execute_command(curl *)") == "execute_command(curl *)"
     assert scoped_rule(NPM_RULE) == NPM_RULE  # a clause is kept as it is
     assert scoped_rule("read_file(src/**)") == "read_file(src/**)"
@@ -217,8 +223,8 @@ def test_suggestions_scope_a_package_install_to_its_registry() -> None:
 # -- the pipeline: saved, session and once -----------------------------------------------
 
 
-def decide(runner: object, command: str) -> object:
-    return anyio.run(runner.decide, "execute_command", {"command": command})  # type: ignore[attr-defined]
+def decide(runner: Any, command: str) -> Any:
+    return anyio.run(runner.decide, "execute_command", {"command": command})
 
 
 def test_saved_rule_puts_the_names_in_the_decision(project: Path) -> None:
@@ -227,7 +233,7 @@ def test_saved_rule_puts_the_names_in_the_decision(project: Path) -> None:
     path.write_text(json.dumps({"permissions": {"allow": [NPM_RULE]}}))
     runner = build_runner(project, audit=False, assume_trusted=True)
     d = decide(runner, "npm install left-pad")
-    assert d.allowed and d.capabilities.domains == {  # type: ignore[attr-defined]
+    assert d.allowed and d.capabilities.domains == {
         "registry.npmjs.org",
         "registry.yarnpkg.com",
     }
@@ -239,7 +245,7 @@ def test_an_untrusted_project_file_cannot_grant_names(project: Path) -> None:
     path.write_text(json.dumps({"permissions": {"allow": [NPM_RULE]}}))
     runner = build_runner(project, audit=False, trust_project_grants=False)
     d = decide(runner, "npm install left-pad")
-    assert not d.allowed and d.capabilities.domains == frozenset()  # type: ignore[attr-defined]
+    assert not d.allowed and d.capabilities.domains == frozenset()
 
 
 def test_session_answer_grants_the_names_for_the_session(project: Path) -> None:

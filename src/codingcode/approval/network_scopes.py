@@ -37,18 +37,17 @@ PROGRAM_DOMAINS: dict[str, tuple[str, ...]] = {
 }
 
 #: Program → the sub-commands that download packages (a suggestion for one of these carries
-#: the program's names; ``npm run test`` or ``cargo fmt`` gets none).
+#: the program's names; ``npm run test``, ``cargo test`` or ``uv run`` get none: running the
+#: project's code is not a reason to reach the registry).
 FETCHING: dict[str, frozenset[str]] = {
     "npm": frozenset({"install", "i", "ci", "add", "update", "up", "outdated", "view", "info"}),
     "yarn": frozenset({"install", "add", "upgrade", "up", "info", "dlx"}),
     "pnpm": frozenset({"install", "i", "add", "update", "up", "dlx", "outdated"}),
     "pip": frozenset({"install", "download", "wheel", "index"}),
     "pip3": frozenset({"install", "download", "wheel", "index"}),
-    "uv": frozenset({"sync", "lock", "add", "pip", "tool", "run", "venv"}),
-    "cargo": frozenset(
-        {"build", "fetch", "install", "update", "add", "test", "run", "check", "generate-lockfile"}
-    ),
-    "go": frozenset({"get", "mod", "build", "test", "run", "install", "list", "vet"}),
+    "uv": frozenset({"sync", "lock", "add", "pip", "tool", "venv"}),
+    "cargo": frozenset({"fetch", "install", "update", "add", "build", "generate-lockfile"}),
+    "go": frozenset({"get", "mod", "install", "build"}),
 }
 
 _COMMAND_RULE = re.compile(r"^execute_command\((?P<pattern>.*)\)$", re.DOTALL)
