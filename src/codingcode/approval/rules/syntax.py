@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -61,12 +62,15 @@ _NETWORK_CLAUSE = re.compile(r"^(?P<base>.*\S)\s+network\((?P<names>[^()]*)\)$",
 MAX_RULE_DOMAINS = 32
 
 
+@functools.lru_cache(maxsize=65536)  # pure; the engine and compiler split each rule often
 def split_network(text: str) -> tuple[str, tuple[str, ...]]:
     """``execute_command(npm install *) network(registry.npmjs.org)`` →
     (``execute_command(npm install *)``, (``registry.npmjs.org``,)); a rule without the
     clause → (the rule, ()). The names are exact host names or ``*.example.com``; they are
     checked here (RuleSyntaxError), lower-cased, and kept in order without repeats."""
     text = text.strip()
+    if "network" not in text:
+        return text, ()
     if re.match(r"^network\s*\(", text):
         raise RuleSyntaxError(
             f"{text!r}: network(NAME) goes after the rule it grants the names to, e.g. "
