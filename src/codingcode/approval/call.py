@@ -73,3 +73,5 @@ class LayerResult:
     #: the rule it granted, when the user decided (for the audit log).
     answer: str | None = None
     grant: str | None = None
+    #: Names an allow rule's ``network(...)`` clause grants the call (issue 16).
+    domains: frozenset[str] = frozenset()

@@ -40,8 +40,10 @@ _WRITES_LAST = frozenset({"cp", "mv", "install", "ln", "rsync"})
 _IN_PLACE = frozenset({"sed", "perl"})
 
 
-def capabilities_for(call: ToolCall) -> CapabilitySet:
-    """What the sandbox may show this one call beyond every command's defaults."""
+def capabilities_for(call: ToolCall, domains: Iterable[str] = ()) -> CapabilitySet:
+    """What the sandbox may show this one call beyond every command's defaults.
+    ``domains``: the names the allow rule that decided it grants (its ``network(...)``
+    clause, issue 16); the network policy lets this call reach them (deniedDomains wins)."""
     from codingcode.approval.roles import call_roles, first_with
 
     reads: set[str] = set()
@@ -66,6 +68,7 @@ def capabilities_for(call: ToolCall) -> CapabilitySet:
     return CapabilitySet(
         read_paths=frozenset(Path(p) for p in reads - writes if os.path.lexists(p)),
         write_paths=frozenset(Path(p) for p in writes if os.path.lexists(p)),
+        domains=frozenset(domains),
     )
 
 

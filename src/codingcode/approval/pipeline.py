@@ -178,7 +178,12 @@ class ApprovalPipeline:
         def done(decision: Final, result: LayerResult, args: dict[str, Any]) -> Decision:
             # An allowed call carries what it named: the sandbox shows it exactly those
             # of its masked paths (issue 11). Nothing is granted to a call not allowed.
-            caps = capabilities_for(replace(call, args=args)) if decision == "allow" else None
+            # An allow rule's network(...) clause adds the names it grants (issue 16).
+            caps = (
+                capabilities_for(replace(call, args=args), result.domains)
+                if decision == "allow"
+                else None
+            )
             return Decision(
                 decision,
                 result.layer,
@@ -206,6 +211,7 @@ class ApprovalPipeline:
                         "allow",
                         f"granted for this session: {granted.rule}",
                         granted.rule,
+                        domains=granted.domains,
                     )
                 )
                 return done("allow", r, call.args)
@@ -304,7 +310,10 @@ class ApprovalPipeline:
             rule=asked.rule,
             preset=preset,
             # What the sandbox will let it do if the answer is yes, shown with the question.
-            capabilities=capabilities_for(replace(call, args=args)),
+            capabilities=capabilities_for(
+                replace(call, args=args),
+                () if preset else self.rule_domains(replace(call, args=args), suggestion),
+            ),
         )
         reply = as_reply(await self.confirmer.confirm(request))
         return done(*self._answered(call, reply, suggestion, preset), args)
@@ -339,7 +348,18 @@ class ApprovalPipeline:
                 reason = f"{call.tool} was not run: the user interrupted the turn (Ctrl-C)"
             elif reply.message:
                 reason += f". The user says: {reply.message}"
-        result = LayerResult(CONFIRM, decision, reason, grant, answer=answer.label, grant=grant)
+        # A yes carries the names the rule it answered grants (network(...), issue 16):
+        # "once" those of the suggested (or edited) rule, for this call only.
+        domains = self.rule_domains(call, rule_text) if allowed and not preset else frozenset()
+        result = LayerResult(
+            CONFIRM,
+            decision,
+            reason,
+            grant,
+            answer=answer.label,
+            grant=grant,
+            domains=domains,
+        )
         if self.record is not None:
             self.record(call, result, time.time())
         return decision, result
@@ -352,6 +372,19 @@ class ApprovalPipeline:
         engine = self.make_engine([*grants.rules, rule])  # raises on a bad rule
         grants.rules.append(rule)
         grants.engine = engine
+
+    def rule_domains(self, call: ToolCall, rule: str | None) -> frozenset[str]:
+        """The names ``rule`` (an answer's rule) grants this call: those of its
+        ``network(...)`` clause when it matches the call, as a saved rule would."""
+        if not rule or "network(" not in rule or self.make_engine is None:
+            return frozenset()
+        try:
+            found = self.make_engine([rule]).evaluate_user(call)
+        except ValueError:
+            return frozenset()
+        if found is None or found.action != "allow":
+            return frozenset()
+        return frozenset(found.domains)
 
     @property
     def session_rules(self) -> list[str]:

@@ -209,9 +209,13 @@ def suggest_grant(call: ToolCall, engine: RuleEngine) -> str | None:
     roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
     if "command" in roles.values() and call.origin.kind != "mcp":
         from codingcode.approval.grants import narrow_rule
+        from codingcode.approval.network_scopes import with_program_network
 
         command = first_with(roles, call.args, "command")
-        return narrow_rule(call.tool, {"command": command}, call.project_path, call.cwd)
+        # a package install's grant carries its registry's names (issue 16)
+        return with_program_network(
+            narrow_rule(call.tool, {"command": command}, call.project_path, call.cwd)
+        )
     return engine.suggest(call)
 
 

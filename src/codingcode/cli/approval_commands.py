@@ -194,6 +194,8 @@ def register(app: typer.Typer) -> None:
                     "priority": r.priority,
                     "scope": r.scope.value if r.scope else "code",
                     "source": r.source,
+                    # the names its network(...) clause grants the calls it allows
+                    "domains": list(r.domains),
                 }
             )
         if as_json:
@@ -207,6 +209,8 @@ def register(app: typer.Typer) -> None:
                     f"{'':20}{row['meaning']}"
                     + (f"; also {row['neighbours']}" if row.get("neighbours") else "")
                 )
+            if row.get("domains"):
+                typer.echo(f"{'':20}may reach (network): {', '.join(row['domains'])}")
 
     @rules_app.command("add")
     def rules_add(

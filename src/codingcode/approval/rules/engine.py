@@ -162,7 +162,12 @@ class RuleEngine:
                 return _result(min(picked, key=lambda w: w.index))
         if undecided:
             return None
-        return _result(min(winners, key=lambda w: w.index))
+        # Every winner is an allow rule, one per simple command: the call may reach only the
+        # names granted to *each* of its programs (the sandbox cannot tell them apart).
+        shared = set(winners[0].rule.domains)
+        for w in winners[1:]:
+            shared &= set(w.rule.domains)
+        return _result(min(winners, key=lambda w: w.index), frozenset(shared))
 
     # -- always / never ---------------------------------------------------------------
     def suggest(self, call: ToolCall) -> str | None:
@@ -182,8 +187,12 @@ def _command_paths(analysis: shell.Analysis) -> list[str]:
     return out
 
 
-def _result(c: _Compiled) -> LayerResult:
+def _result(c: _Compiled, domains: frozenset[str] | None = None) -> LayerResult:
     r = c.rule
     where = f" ({r.scope.value} settings)" if r.scope is not None else ""
     reason = r.reason or f"{r.action} rule {r.text!r}{where}"
-    return LayerResult(RULES, r.action, reason, r.text)
+    if r.action != "allow":
+        granted: frozenset[str] = frozenset()
+    else:
+        granted = frozenset(r.domains) if domains is None else domains
+    return LayerResult(RULES, r.action, reason, r.text, domains=granted)

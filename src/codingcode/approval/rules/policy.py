@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codingcode.approval.rules.matching import _compile, _regex_of
-from codingcode.approval.rules.syntax import Rule, RuleAction, RuleSyntaxError, split_rule
+from codingcode.approval.rules.syntax import Rule, RuleAction, RuleSyntaxError, check_rule
 from codingcode.config import Scope, Settings, SettingsError
 
 
@@ -108,7 +108,7 @@ def rules_from_section(
         priority = 0 if isinstance(entry, str) else entry.priority
         reason = None if isinstance(entry, str) else entry.reason
         try:
-            split_rule(text)
+            check_rule(text, action)
             rule = Rule(text.strip(), action, priority, scope, str(source), reason, trusted)
             if "[" in text:  # the only way a rule's pattern can fail to compile
                 re.compile(_regex_of(_compile(rule, 0, Path("/"))))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from codingcode.approval import presets
 from codingcode.approval.rules.matching import _compile
-from codingcode.approval.rules.syntax import Rule, RuleAction, split_rule
+from codingcode.approval.rules.syntax import Rule, RuleAction, check_rule
 from codingcode.config import Scope, SettingsError
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def add_rule(
     trust: TrustStore | None = None,
 ) -> bool:
     """Append a rule to a settings file (atomically); False if it is already there."""
-    split_rule(text)
+    check_rule(text, action)
     _compile(Rule(text, action, priority), 0, Path("/"))
     data = _read_json_object(path)
     perms = data.setdefault("permissions", {})

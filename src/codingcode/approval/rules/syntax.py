@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
 from codingcode.config import Scope
+from codingcode.sandbox.network.domains import pattern_problem
 
 RuleAction = Literal["allow", "ask", "deny"]
 FILE_TOOLS = frozenset({"read_file", "write_file", "edit_file", "search_files"})
@@ -48,10 +51,62 @@ class Rule:
     def spec(self) -> str | None:
         return split_rule(self.text)[1]
 
+    @property
+    def domains(self) -> tuple[str, ...]:
+        """The names a call this rule allows may reach (its ``network(...)`` clause)."""
+        return split_network(self.text)[1]
+
+
+#: ``TOOL(SPEC) network(NAME, NAME)``: the clause at the end of a rule that grants names.
+_NETWORK_CLAUSE = re.compile(r"^(?P<base>.*\S)\s+network\((?P<names>[^()]*)\)$", re.DOTALL)
+#: At most this many names in one clause (a grant is a few registries, not a list).
+MAX_RULE_DOMAINS = 32
+
+
+@functools.lru_cache(maxsize=65536)  # pure; the engine and compiler split each rule often
+def split_network(text: str) -> tuple[str, tuple[str, ...]]:
+    """``execute_command(npm install *) network(registry.npmjs.org)`` →
+    (``execute_command(npm install *)``, (``registry.npmjs.org``,)); a rule without the
+    clause → (the rule, ()). The names are exact host names or ``*.example.com``; they are
+    checked here (RuleSyntaxError), lower-cased, and kept in order without repeats."""
+    text = text.strip()
+    if "network" not in text:
+        return text, ()
+    if re.match(r"^network\s*\(", text):
+        raise RuleSyntaxError(
+            f"{text!r}: network(NAME) goes after the rule it grants the names to, e.g. "
+            "execute_command(npm install *) network(registry.npmjs.org); for every command "
+            "use sandbox.network.allowedDomains"
+        )
+    m = _NETWORK_CLAUSE.match(text)
+    if m is None or ("(" in m.group("base") and not m.group("base").endswith(")")):
+        return text, ()
+    names = [n.strip().lower() for n in re.split(r"[,\s]+", m.group("names")) if n.strip()]
+    if not names:
+        raise RuleSyntaxError(f"{text!r}: network() names no domain")
+    if len(names) > MAX_RULE_DOMAINS:
+        raise RuleSyntaxError(f"{text!r}: at most {MAX_RULE_DOMAINS} names in network(...)")
+    for name in names:
+        problem = pattern_problem(name)
+        if problem is not None:
+            raise RuleSyntaxError(f"{text!r}: network({name}): {problem}")
+    return m.group("base").strip(), tuple(dict.fromkeys(names))
+
+
+def check_rule(text: str, action: str) -> None:
+    """Raises RuleSyntaxError unless ``text`` is a rule ``action`` may carry."""
+    split_rule(text)
+    if split_network(text)[1] and action != "allow":
+        raise RuleSyntaxError(
+            f"{text!r}: network(...) grants names, so it goes with allow rules only "
+            "(to refuse a name, use sandbox.network.deniedDomains)"
+        )
+
 
 def split_rule(text: str) -> tuple[str, str | None]:
-    """``tool(spec)`` → (tool, spec); ``tool`` → (tool, None). Raises RuleSyntaxError."""
-    text = text.strip()
+    """``tool(spec)`` → (tool, spec); ``tool`` → (tool, None). Raises RuleSyntaxError.
+    A ``network(...)`` clause at the end is not part of the SPEC (:func:`split_network`)."""
+    text = split_network(text)[0]
     if not text:
         raise RuleSyntaxError("a rule cannot be empty")
     if "(" not in text:
