@@ -261,6 +261,36 @@ async def test_plugin_prompts_get_and_complete(project: Path) -> None:
     assert done.completion.values == ["a.py", "b.py"]
 
 
+class _ContractPrompt:
+    """A plugin written exactly as the contract names it: get(**arguments) and
+    complete(argument_name, value)."""
+
+    prompts: ClassVar[list[dict[str, Any]]] = [
+        {"name": "explain", "arguments": [{"name": "topic", "required": True}]}
+    ]
+
+    async def get(self, **arguments: str) -> list[dict[str, Any]]:
+        text = f"Explain {arguments['topic']}"
+        return [{"role": "user", "content": {"type": "text", "text": text}}]
+
+    async def complete(self, argument_name: str, value: str) -> list[str]:
+        return [f"{argument_name}:{value}x"]
+
+
+async def test_plugin_prompts_in_the_contracts_own_form(project: Path) -> None:
+    server = build_tool_server(project)
+    prompts = PluginPrompts()
+    prompts.add(_ContractPrompt())
+    server.prompt_sources.append(prompts)
+    async with Client(server.lowlevel_server(), mode="legacy") as client:
+        got = await client.get_prompt("explain", {"topic": "closures"})
+        ref = types.PromptReference(type="ref/prompt", name="explain")
+        done = await client.complete(ref, {"name": "topic", "value": "clo"})
+    content = got.messages[0].content
+    assert isinstance(content, types.TextContent) and content.text == "Explain closures"
+    assert done.completion.values == ["topic:clox"]
+
+
 # -- tools: content blocks, ctx.mcp ------------------------------------------------------------
 SAFE = ToolAnnotations(read_only=True)
 

@@ -13,6 +13,7 @@ optionally ``async complete(name, argument_name, value)`` returning candidate va
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,7 +69,7 @@ class PluginPrompts:
         ):
             raise TypeError("its prompts is not a list of prompts in wire form")
         if not callable(getattr(provider, "get", None)):
-            raise TypeError("it has no get(name, **arguments)")
+            raise TypeError("it has no get(**arguments)")
         self.providers.append(provider)
 
     def _find(self, name: str) -> tuple[Any, dict[str, Any]]:
@@ -85,7 +86,10 @@ class PluginPrompts:
         provider, prompt = self._find(name)
         check_arguments(prompt, arguments)
         try:
-            messages = await provider.get(name, **arguments)
+            if _takes_prompt_name(provider.get, prompt):
+                messages = await provider.get(name, **arguments)
+            else:  # the contract's form: get(**arguments)
+                messages = await provider.get(**arguments)
         except AgentError:
             raise
         except Exception as exc:
@@ -99,8 +103,34 @@ class PluginPrompts:
         complete = getattr(provider, "complete", None)
         if not callable(complete):
             return []
-        values = await complete(name, argument, value)
+        if _positional_count(complete) >= 3:  # complete(prompt_name, argument_name, value)
+            values = await complete(name, argument, value)
+        else:  # the contract's form: complete(argument_name, value)
+            values = await complete(argument, value)
         return [str(v) for v in values][:MAX_COMPLETIONS]
+
+
+def _positional_count(fn: Any) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 0
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for p in params if p.kind in kinds)
+
+
+def _takes_prompt_name(get: Any, prompt: dict[str, Any]) -> bool:
+    """Whether a plugin's ``get`` takes the prompt's name first (one object serving several
+    prompts: ``get(name, **arguments)``) rather than the contract's ``get(**arguments)``: its
+    first positional parameter is not one of the prompt's declared arguments."""
+    try:
+        params = list(inspect.signature(get).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    first = next((p for p in params if p.kind in kinds), None)
+    declared = {a.get("name") for a in prompt.get("arguments") or [] if isinstance(a, dict)}
+    return first is not None and first.name not in declared
 
 
 @dataclass
