@@ -310,7 +310,7 @@ async def run_turn(
         if not confirmer.interrupted:
             confirmer.interrupted = True
             console.print(f"[yellow]Interrupted ({how}).[/] Stopping the running calls…")
-        session.cancel(f"interrupted by the user ({how})")
+        session.cancel(f"interrupted the turn ({how})")
 
     confirmer.on_interrupt = lambda: interrupt("Ctrl-C")
     loop.add_signal_handler(signal.SIGINT, lambda: interrupt("Ctrl-C"))
