@@ -52,6 +52,8 @@ class ToolRunner:
     #: The session's project, settings and trust (built once by the front end), handed to
     #: every tool through its context; None: the tools read what they need themselves.
     workspace: Workspace | None = None
+    #: The saved allow rules with a network(...) clause (issue 16; set by build_runner).
+    network_rules: Any = None
     _turn: int = field(default=0, init=False)
 
     def context(self, **overrides: Any) -> ToolExecCtx:
@@ -159,14 +161,22 @@ class ToolRunner:
                 # exactly the capabilities the approval granted (the sandbox builds the call
                 # from them).
                 model = validate_arguments(definition, decision.args)
-                ctx = replace(ctx, capabilities=decision.capabilities)
+                # The names the session or a rule with a network(...) clause granted it,
+                # whatever layer allowed it (issue 16).
+                from codingcode.approval.network_ask import with_granted
+
+                approved = replace(call, args=decision.args)
+                caps = with_granted(
+                    self.pipeline, approved, decision.capabilities, self.network_rules
+                )
+                ctx = replace(ctx, capabilities=caps)
                 track.started()
                 # The sandbox's network proxy files each connection under this call.
                 from codingcode.sandbox.network.runtime import current_call
 
                 token = current_call.set(call.call_id)
                 try:
-                    result = await self._execute(definition, model, ctx, on_checkpoint)
+                    result = await self._run_asking(approved, definition, model, ctx, on_checkpoint)
                 except AgentError as failed:
                     if self.lifecycle is not None and failed.kind is not ErrorKind.CANCELLED:
                         # PostToolUse hooks see failed calls too (issue 17), marked is_error.
@@ -191,6 +201,43 @@ class ToolRunner:
             exc.message = safe_text(exc.message)
             raise
         return safe_text(result)
+
+    async def _run_asking(
+        self,
+        call: ToolCall,
+        definition: ToolDefinition,
+        model: BaseModel,
+        ctx: ToolExecCtx,
+        on_checkpoint: Callable[[str], None] | None,
+    ) -> str:
+        """Execute; when the network policy refused names the user may allow, ask (or say
+        what to add) and, on a yes, run it again with them (issue 16)."""
+        from codingcode.sandbox.network.runtime import Blocked, call_blocks
+
+        async def attempt(extra: frozenset[str]) -> tuple[str, list[Blocked]]:
+            seen: list[Blocked] = []
+            caps = ctx.capabilities
+            if extra:
+                from codingcode.capabilities import NO_CAPABILITIES
+
+                base = caps or NO_CAPABILITIES
+                caps = replace(base, domains=base.domains | extra)
+            token = call_blocks.set(seen)
+            try:
+                text = await self._execute(
+                    definition, model, replace(ctx, capabilities=caps), on_checkpoint
+                )
+            finally:
+                call_blocks.reset(token)
+            return text, seen
+
+        result, blocks = await attempt(frozenset())
+        if not blocks or self.pipeline is None:
+            return result
+        from codingcode.approval.network_ask import after_block
+
+        trust = self.workspace.trust if self.workspace is not None else None
+        return await after_block(self.pipeline, call, blocks, result, attempt, trust=trust)
 
     async def _execute(
         self,
@@ -284,6 +331,11 @@ def build_runner(
     )
     runner.ignored_grants = ignored
     runner.workspace = workspace
+    from codingcode.approval.network_ask import SavedNetworkRules
+
+    runner.network_rules = SavedNetworkRules.from_policy(
+        policy, project, distrust_project=not trust_project_grants
+    )
     from codingcode.approval.hooks import load_command_hooks, runnable_hooks
     from codingcode.approval.lifecycle import LifecycleHooks, permission_layer
 

@@ -90,6 +90,12 @@ class ConfirmRequest:
     preset: bool = False
     #: What the sandbox will let this call do beyond its defaults, if allowed.
     capabilities: CapabilitySet = field(default=NO_CAPABILITIES)
+    #: The names the network policy refused to this call, when the question is whether to
+    #: allow them and run the command again (issue 16); then ``suggested_rule`` is the
+    #: per-program rule a grant saves, or the names themselves (``allowedDomains``).
+    network: tuple[str, ...] = ()
+    #: With ``network``: whether ``suggested_rule`` is a rule (else a list of names).
+    network_rule: bool = False
 
 
 @runtime_checkable
@@ -160,8 +166,28 @@ def headline(call: ToolCall) -> str:
     return f"Use the tool {call.tool}"
 
 
+def request_headline(request: ConfirmRequest) -> str:
+    """The headline of a question: what a yes does."""
+    if request.network:
+        return f"Let this command reach {', '.join(request.network)} and run it again"
+    return headline(request.call)
+
+
+def grant_line(request: ConfirmRequest) -> str:
+    """What a 'yes' for the session or always saves, in words."""
+    if request.network and not request.network_rule:
+        return (
+            "A 'yes' for the session allows these names to every command until the session "
+            "ends; always adds them to sandbox.network.allowedDomains: "
+            f"{request.suggested_rule}"
+        )
+    return f"A 'yes' for the session or always saves: {request.suggested_rule}"
+
+
 def why_asked(request: ConfirmRequest) -> str:
     """Why the user is asked: the rule and its reason, or that nothing allowed the call."""
+    if request.network:
+        return request.reason
     if request.preset and request.rule:
         return f"the built-in rule {request.rule!r} asks: {request.reason}"
     if request.rule:
@@ -221,7 +247,7 @@ def _cut(text: str, limit: int) -> str:
 def question_text(request: ConfirmRequest, *, color: bool = False) -> str:
     """The whole question as plain text (no markup to eat the answer keys)."""
     lines = [
-        f"{headline(request.call)} ({request.call.tool})",
+        f"{request_headline(request)} ({request.call.tool})",
         describe_call(request.call, color=color),
     ]
     lines.append(f"Why you are asked: {why_asked(request)}.")
@@ -230,7 +256,7 @@ def question_text(request: ConfirmRequest, *, color: bool = False) -> str:
         lines.append(f"If allowed, the sandbox lets it: {caps}.")
     choices = offered(request)
     if any(a.grants for _, a, _ in choices):
-        lines.append(f"Rule a 'yes' for the session/always saves: {request.suggested_rule}")
+        lines.append(grant_line(request))
     lines.append("  ".join(f"{k}) {w}" for k, _, w in choices))
     return "\n".join(lines)
 

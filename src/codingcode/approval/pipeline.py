@@ -119,6 +119,11 @@ class SessionGrants:
 
     rules: list[str] = field(default_factory=list)
     engine: Any = None
+    #: Names every call may reach for the rest of the session (a "session" answer after the
+    #: network policy blocked a command; issue 16, :mod:`codingcode.approval.network_ask`).
+    domains: list[str] = field(default_factory=list)
+    #: Where a run that cannot ask (headless) says what a blocked name needs; None: nowhere.
+    on_network_block: Callable[[str], None] | None = None
 
 
 class ApprovalPipeline:

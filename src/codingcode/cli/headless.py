@@ -214,6 +214,9 @@ def run_headless(
             disallowed_tools=disallowed_tools,
         ) as session:
             reporter.root = session.session_id
+            if session.runner.pipeline is not None:
+                # A name the network policy blocked: no one can be asked, so say what to add.
+                session.runner.pipeline.session_grants.on_network_block = notify
             if output_format == "stream-json":
                 reporter.emit(init_record(session, resumed=resume is not None))
             sent = prompt

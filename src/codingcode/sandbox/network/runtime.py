@@ -32,6 +32,26 @@ current_call: ContextVar[str] = ContextVar("codingcode_network_call", default=""
 #: Receives each call's connection events once the call is over (the audit log).
 EventSink = Callable[[Sequence[ConnectionEvent]], None]
 
+
+@dataclass(frozen=True)
+class Blocked:
+    """One name:port the proxy's policy refused to a call (what the user may be asked about)."""
+
+    host: str
+    port: int
+    reason: str
+    #: The setting that decided the refusal (``sandbox.network.allowedDomains`` when the name
+    #: was simply not listed; a denied, read-only or local-address refusal names its own).
+    setting: str
+
+
+#: Where the runner collects the refusals of the call it runs (None: nobody collects). The
+#: list comes from the proxy's own records, never from the command's output, so a command
+#: cannot make the user be asked about a name it did not really try.
+call_blocks: ContextVar[list[Blocked] | None] = ContextVar(
+    "codingcode_network_blocks", default=None
+)
+
 _RELAY_BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv.pop(1)); "
     "from codingcode.sandbox.network.relay import main; main(sys.argv)"
@@ -90,6 +110,11 @@ class OpenCall:
         with contextlib.suppress(Exception):
             self.done.result(timeout=timeout_s)
         self.runtime.deliver(self.channel)
+        sink = call_blocks.get()
+        if sink is not None:
+            for key, verdict in self.channel.refused.items():
+                host, _, port = key.rpartition(":")
+                sink.append(Blocked(host, int(port), verdict.reason, verdict.setting))
         return self.channel.note()
 
 
