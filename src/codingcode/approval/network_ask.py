@@ -216,7 +216,16 @@ def save(
     add_allowed_domains(path, grant.names, project=project, trust=trust)
     if created:
         ignore_local_settings(path)  # personal answers stay out of git
-    return f"added {', '.join(grant.names)} to {ALLOWED_KEY} in {path}"
+    where = f"added {', '.join(grant.names)} to {ALLOWED_KEY} in {path}"
+    if scope != "user":
+        from codingcode.trust import TrustStore
+
+        if not (trust or TrustStore()).is_trusted(project, path):
+            where += (
+                "; that file is not trusted, so later sessions use it only once you trust "
+                "the project (codingcode trust)"
+            )
+    return where
 
 
 def _edited(grant: NetworkGrant, text: str | None) -> NetworkGrant:
