@@ -94,7 +94,7 @@ def test_app_asks_after_a_block_and_a_session_answer_reaches(
         assert "refused localhost:" in screen and "sandbox.network.allowedDomains" in screen
         assert f"curl -sS -m 10 --noproxy '' http://localhost:{web.port}/first" in screen
         term.send("s")
-        term.wait_text("Names to allow")
+        term.wait_text("Names to save (edit it, Enter to save): localhost")
         term.send("Enter")
         term.wait_text("first done", timeout=60)
         term.wait_prompt()

@@ -274,7 +274,7 @@ class TerminalConfirmerApp:
                 text = await line.prompt_async("Tell the model: ", handle_sigint=False)
                 return Reply(Answer.DENY, message=text.strip() or None)
             if answer.grants and request.suggested_rule:
-                what = "Names to allow" if request.network and not request.network_rule else "Rule"
+                what = "Names" if request.network and not request.network_rule else "Rule"
                 rule = await line.prompt_async(
                     f"{what} to save (edit it, Enter to save): ",
                     default=request.suggested_rule,
