@@ -214,8 +214,7 @@ class ToolRunner:
         what to add) and, on a yes, run it again with them (issue 16)."""
         from codingcode.sandbox.network.runtime import Blocked, call_blocks
 
-        async def attempt(extra: frozenset[str]) -> tuple[str, list[Blocked]]:
-            seen: list[Blocked] = []
+        async def attempt(extra: frozenset[str], seen: list[Blocked]) -> str:
             caps = ctx.capabilities
             if extra:
                 from codingcode.capabilities import NO_CAPABILITIES
@@ -229,15 +228,33 @@ class ToolRunner:
                 )
             finally:
                 call_blocks.reset(token)
-            return text, seen
+            return text
 
-        result, blocks = await attempt(frozenset())
+        blocks: list[Blocked] = []
+        refused: DeniedError | None = None
+        try:
+            result = await attempt(frozenset(), blocks)
+        except DeniedError as exc:  # fetch_url refuses a name by raising
+            if not blocks or self.pipeline is None:
+                raise
+            refused, result = exc, exc.message
         if not blocks or self.pipeline is None:
             return result
         from codingcode.approval.network_ask import after_block
 
+        reran: list[bool] = []
+
+        async def again(extra: frozenset[str]) -> tuple[str, list[Blocked]]:
+            reran.append(True)
+            seen: list[Blocked] = []
+            return await attempt(extra, seen), seen
+
         trust = self.workspace.trust if self.workspace is not None else None
-        return await after_block(self.pipeline, call, blocks, result, attempt, trust=trust)
+        text = await after_block(self.pipeline, call, blocks, result, again, trust=trust)
+        if refused is not None and not reran:
+            refused.message = text  # still refused: the same error, saying what was asked
+            raise refused
+        return text
 
     async def _execute(
         self,

@@ -275,3 +275,43 @@ def test_always_in_an_untrusted_project_file_says_so(project: Path) -> None:
     assert "that file is not trusted" in text and "codingcode trust" in text
     assert runner.pipeline.session_grants.domains == ["docs.test"]  # this session: in effect
     assert reruns == [frozenset({"docs.test"})]
+
+
+def _limited_user_settings(project: Path) -> None:
+    from codingcode.approval.rules import settings_path_for
+    from codingcode.config import Scope
+
+    path = settings_path_for(Scope.USER, project)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"sandbox": {"network": {"mode": "limited", "allowedDomains": []}}}))
+
+
+def test_fetch_url_blocked_is_asked_and_a_session_yes_fetches(project: Path) -> None:
+    from tests.sandbox.network.server import LoggingServer
+
+    _limited_user_settings(project)
+    runner = build_runner(project, audit=False, confirmer=ScriptedConfirmer(["session"]))
+    with LoggingServer() as web:
+        url = f"http://localhost:{web.port}"
+        text = anyio.run(runner.run, "fetch_url", {"url": f"{url}/doc"})
+        (request,) = runner.pipeline.confirmer.requests
+        assert "Let fetch_url reach localhost and run it again" in question_text(request)
+        assert "hello from the test server" in text, text
+        assert "the user allowed localhost for this session" in text
+        text = anyio.run(runner.run, "fetch_url", {"url": f"{url}/next"})  # unasked
+        assert "hello from the test server" in text and len(runner.pipeline.confirmer.requests) == 1
+        assert web.paths() == ["/doc", "/next"]
+
+
+def test_fetch_url_still_refused_after_a_no_is_the_same_error(project: Path) -> None:
+    from codingcode.errors import DeniedError
+    from tests.sandbox.network.server import LoggingServer
+
+    _limited_user_settings(project)
+    runner = build_runner(project, audit=False, confirmer=ScriptedConfirmer(["deny"]))
+    with LoggingServer() as web:
+        with pytest.raises(DeniedError) as caught:
+            anyio.run(runner.run, "fetch_url", {"url": f"http://localhost:{web.port}/no"})
+        assert web.paths() == [] and web.connections == 0
+    assert "fetch_url was blocked by the network policy" in caught.value.message
+    assert "the user did not allow localhost" in caught.value.message

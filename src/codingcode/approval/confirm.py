@@ -169,7 +169,8 @@ def headline(call: ToolCall) -> str:
 def request_headline(request: ConfirmRequest) -> str:
     """The headline of a question: what a yes does."""
     if request.network:
-        return f"Let this command reach {', '.join(request.network)} and run it again"
+        what = "this command" if _command(request.call) is not None else request.call.tool
+        return f"Let {what} reach {', '.join(request.network)} and run it again"
     return headline(request.call)
 
 

@@ -122,7 +122,7 @@ def _refusals(blocks: Sequence[Blocked], names: Sequence[str]) -> str:
     seen = []
     for b in blocks:
         if b.setting == ALLOWED_KEY and normalize_host(b.host) in names:
-            seen.append(f"{b.host}:{b.port}")
+            seen.append(f"{b.host}:{b.port}" if b.port else b.host)
     return ", ".join(dict.fromkeys(seen))
 
 
@@ -272,7 +272,7 @@ async def after_block(
     request = ConfirmRequest(
         call,
         f"the sandbox's network policy refused {refused} (not in {ALLOWED_KEY}); a yes allows "
-        "it and runs the command again (its first run already happened)",
+        "it and runs the call again (its first run already happened)",
         grant.text,
         capabilities=CapabilitySet(domains=frozenset(names)),
         network=tuple(names),
@@ -311,7 +311,7 @@ async def after_block(
     tail = f" The second run was refused {', '.join(left)} too." if left else ""
     return (
         f"[network: the first run was refused {refused}; the user allowed "
-        f"{', '.join(sorted(given))} {how}, and the command was run again.{tail}]\n"
+        f"{', '.join(sorted(given))} {how}, and the call was run again.{tail}]\n"
         f"--- first run ---\n{_first_run(result)}\n--- run again ---\n{again}"
     )
 
