@@ -9,7 +9,9 @@ tells what the agent changed from what someone else changed since.
 
 Snapshots are incremental: one index per project keeps git's stat cache, so only files whose
 stat data changed are read again (``git ls-files --modified --others``, then ``update-index``
-on exactly those). Files over ``maxFileSizeMB`` are not stored, only their size and SHA-256,
+on exactly those). A session's store goes further: it watches the project with inotify
+(watch.py) and hands git only the paths that changed, falling back to the scan whenever the
+watcher cannot vouch for having seen everything. Files over ``maxFileSizeMB`` are not stored, only their size and SHA-256,
 and a restore names them. Symlinks and the executable bit are kept exactly; nested
 repositories (a directory with its own ``.git``) are skipped.
 
