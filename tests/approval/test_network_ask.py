@@ -315,3 +315,26 @@ def test_fetch_url_still_refused_after_a_no_is_the_same_error(project: Path) -> 
         assert web.paths() == [] and web.connections == 0
     assert "fetch_url was blocked by the network policy" in caught.value.message
     assert "the user did not allow localhost" in caught.value.message
+
+
+def test_a_session_grant_after_a_block_holds_for_sub_agents_both_ways(project: Path) -> None:
+    parent = build_runner(project, audit=False, confirmer=ScriptedConfirmer(["session"]))
+    child = build_runner(project, audit=False)
+    # what AgentSession.spawn does: one session, one set of grants
+    child.pipeline.session_grants = parent.pipeline.session_grants
+
+    async def rerun(extra: frozenset[str]) -> tuple[str, list[Blocked]]:
+        return "AGAIN", []
+
+    async def main() -> None:
+        call = cmd(project, "npm install left-pad")
+        await after_block(parent.pipeline, call, [blocked("registry.npmjs.org")], "F", rerun)
+
+    anyio.run(main)
+    install = cmd(project, "npm install is-odd")
+    assert granted_domains(child.pipeline, install) == {
+        "registry.npmjs.org",
+        "registry.yarnpkg.com",
+    }
+    child.pipeline.session_grants.domains.append("docs.test")
+    assert "docs.test" in granted_domains(parent.pipeline, cmd(project, "curl x"))

@@ -60,10 +60,19 @@ def curl(web: LoggingServer, path: str, *, force_proxy: bool) -> tuple[str, dict
     )
 
 
-def audit_network(tmp_path: Path, state: Path, config: Path) -> list[dict[str, object]]:
+def audit_network(
+    tmp_path: Path, state: Path, config: Path, *, network: bool = True
+) -> list[dict[str, object]]:
     env = {"CODINGCODE_STATE_DIR": str(state), "CODINGCODE_CONFIG_DIR": str(config)}
     proc = subprocess.run(
-        [sys.executable, "-m", "codingcode", "audit", "--network", "--json"],
+        [
+            sys.executable,
+            "-m",
+            "codingcode",
+            "audit",
+            *(["--network"] if network else []),
+            "--json",
+        ],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -114,6 +123,10 @@ def test_app_asks_after_a_block_and_a_session_answer_reaches(
     finally:
         term.close()
     rows = audit_network(tmp_path, tmp_path / "state", tmp_path / "cfg")
+    answers = audit_network(tmp_path, tmp_path / "state", tmp_path / "cfg", network=False)
+    (answer,) = [a for a in answers if str(a["reason"]).startswith("network:")]
+    assert answer["answer"] == "session" and answer["decision"] == "allow", answer
+    assert answer["reason"] == 'network: the user allowed localhost for this session ("localhost")'
     assert [(r["host"], r["allowed"]) for r in rows] == [
         ("localhost", False),
         ("localhost", True),
