@@ -338,3 +338,27 @@ def test_a_session_grant_after_a_block_holds_for_sub_agents_both_ways(project: P
     }
     child.pipeline.session_grants.domains.append("docs.test")
     assert "docs.test" in granted_domains(parent.pipeline, cmd(project, "curl x"))
+
+
+def test_always_into_a_damaged_settings_file_leaves_it_and_allows_this_run(
+    project: Path,
+) -> None:
+    runner = build_runner(project, audit=False, confirmer=ScriptedConfirmer(["always"]))
+    local = local_settings_path(project)
+    local.parent.mkdir()
+    local.write_text("{damaged")  # damaged during the session
+    reruns: list[frozenset[str]] = []
+
+    async def rerun(extra: frozenset[str]) -> tuple[str, list[Blocked]]:
+        reruns.append(extra)
+        return "AGAIN", []
+
+    async def main() -> str:
+        call = cmd(project, "curl x")
+        return await after_block(runner.pipeline, call, [blocked("docs.test")], "F", rerun)
+
+    text = anyio.run(main)
+    assert local.read_text() == "{damaged"
+    assert "for this run only (the grant was not saved:" in text and "not valid JSON" in text
+    assert reruns == [frozenset({"docs.test"})]
+    assert runner.pipeline.session_grants.domains == []

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from codingcode.approval.call import CONFIRM, Action, LayerResult, ToolCall
 from codingcode.approval.confirm import Answer, ConfirmRequest, as_reply
 from codingcode.capabilities import CapabilitySet
+from codingcode.errors import AgentError
 from codingcode.sandbox.network.domains import (
     ALLOWED_KEY,
     first_match,
@@ -302,8 +303,9 @@ async def after_block(
             how = f"always ({where})"
         if chosen.rule is not None:
             given = pipeline.rule_domains(call, chosen.rule) or given
-    except (ValueError, OSError) as exc:
-        how = f"for this run only (the grant was not saved: {exc})"
+    except (ValueError, OSError, AgentError) as exc:  # a bad edit, a damaged or full file
+        why = exc.message if isinstance(exc, AgentError) else str(exc)
+        how = f"for this run only (the grant was not saved: {why})"
     _record(pipeline, call, "allow", f"network: the user allowed {', '.join(names)} {how}",
             answer.label, None if how.startswith("for this run") else grant.text)  # fmt: skip
     again, still = await rerun(given)
