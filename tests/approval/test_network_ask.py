@@ -362,3 +362,28 @@ def test_always_into_a_damaged_settings_file_leaves_it_and_allows_this_run(
     assert "for this run only (the grant was not saved:" in text and "not valid JSON" in text
     assert reruns == [frozenset({"docs.test"})]
     assert runner.pipeline.session_grants.domains == []
+
+
+def test_a_name_granted_meanwhile_is_not_asked_again(project: Path) -> None:
+    runner = build_runner(project, audit=False, confirmer=ScriptedConfirmer(["session"]))
+    reruns: list[frozenset[str]] = []
+
+    async def rerun(extra: frozenset[str]) -> tuple[str, list[Blocked]]:
+        reruns.append(extra)
+        return "AGAIN", []
+
+    async def main() -> list[str]:
+        # two calls ran side by side; both were refused docs.test
+        first = await after_block(
+            runner.pipeline, cmd(project, "curl a"), [blocked("docs.test")], "A", rerun
+        )
+        second = await after_block(
+            runner.pipeline, cmd(project, "curl b"), [blocked("docs.test")], "B", rerun
+        )
+        return [first, second]
+
+    first, second = anyio.run(main)
+    assert "the user allowed docs.test for this session" in first
+    assert len(runner.pipeline.confirmer.requests) == 1
+    assert "allowed it for this session meanwhile" in second and second.endswith("AGAIN")
+    assert reruns == [frozenset({"docs.test"}), frozenset({"docs.test"})]

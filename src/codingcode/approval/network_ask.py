@@ -262,6 +262,16 @@ async def after_block(
     names = askable(blocks)
     if not names:
         return result
+    held = granted_domains(pipeline, call)
+    if all(first_match(n, held) is not None for n in names):
+        # Granted for the session while this call ran (a call beside it was asked): no
+        # second question, the call runs again with them.
+        again, _ = await rerun(frozenset(names))
+        return (
+            f"[network: the first run was refused {_refusals(blocks, names)}; the user had "
+            "allowed it for this session meanwhile, and the call was run again.]\n"
+            f"--- first run ---\n{_first_run(result)}\n--- run again ---\n{again}"
+        )
     grant = grant_for(pipeline, call, names)
     if pipeline.confirmer is None:
         advice = headless_advice(grant, call.project_path)
