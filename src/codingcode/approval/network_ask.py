@@ -300,6 +300,7 @@ async def after_block(
         return f"{result}\n{note}"
     how = "for this run"
     given = frozenset(names)
+    saved: str | None = None
     try:
         chosen = _edited(grant, reply.rule)
         given = frozenset(chosen.names) if chosen.rule is None else given
@@ -311,13 +312,16 @@ async def after_block(
             where = save(pipeline, chosen, scope, call.project_path, trust)
             grant_session(pipeline, chosen)  # in effect now, whatever the files' trust
             how = f"always ({where})"
+        if answer is not Answer.ALLOW:
+            saved = chosen.text
         if chosen.rule is not None:
             given = pipeline.rule_domains(call, chosen.rule) or given
     except (ValueError, OSError, AgentError) as exc:  # a bad edit, a damaged or full file
         why = exc.message if isinstance(exc, AgentError) else str(exc)
         how = f"for this run only (the grant was not saved: {why})"
-    _record(pipeline, call, "allow", f"network: the user allowed {', '.join(names)} {how}",
-            answer.label, None if how.startswith("for this run") else grant.text)  # fmt: skip
+        saved = None
+    reason = f"network: the user allowed {', '.join(names)} {how}"
+    _record(pipeline, call, "allow", reason, answer.label, saved)
     again, still = await rerun(given)
     left = askable(still)
     tail = f" The second run was refused {', '.join(left)} too." if left else ""
