@@ -192,7 +192,10 @@ def test_the_question_names_what_a_yes_gives(project: Path) -> None:
     assert "Let this command reach docs.test and run it again" in shown
     assert "refused docs.test:443 (not in sandbox.network.allowedDomains)" in shown
     assert "reach docs.test" in shown  # what the sandbox then lets it do
-    assert "always adds them to sandbox.network.allowedDomains: docs.test" in shown
+    assert (
+        "A 'yes' for the session or always allows docs.test to every command (always: saved in "
+        "sandbox.network.allowedDomains)" in shown
+    )
     assert "y) yes, once" in shown and "s) yes, for this session" in shown
     assert reruns == [] and text.startswith("FIRST\n[network: the user did not allow docs.test")
 

@@ -178,9 +178,8 @@ def grant_line(request: ConfirmRequest) -> str:
     """What a 'yes' for the session or always saves, in words."""
     if request.network and not request.network_rule:
         return (
-            "A 'yes' for the session allows these names to every command until the session "
-            "ends; always adds them to sandbox.network.allowedDomains: "
-            f"{request.suggested_rule}"
+            f"A 'yes' for the session or always allows {request.suggested_rule} to every "
+            "command (always: saved in sandbox.network.allowedDomains)"
         )
     return f"A 'yes' for the session or always saves: {request.suggested_rule}"
 
