@@ -390,3 +390,26 @@ def test_a_name_granted_meanwhile_is_not_asked_again(project: Path) -> None:
     assert len(runner.pipeline.confirmer.requests) == 1
     assert "allowed it for this session meanwhile" in second and second.endswith("AGAIN")
     assert reruns == [frozenset({"docs.test"}), frozenset({"docs.test"})]
+
+
+def test_a_confirmer_that_cannot_ask_now_leaves_the_result_with_what_to_add(
+    project: Path,
+) -> None:
+    class Retrying:
+        """Like an MCP client that answers by calling the tool again."""
+
+        async def confirm(self, request: Any) -> Any:
+            raise RuntimeError("input required")
+
+    runner = build_runner(project, audit=False, confirmer=Retrying())
+
+    async def rerun(extra: frozenset[str]) -> tuple[str, list[Blocked]]:
+        raise AssertionError("no rerun without a yes")
+
+    async def main() -> str:
+        call = cmd(project, "curl x")
+        return await after_block(runner.pipeline, call, [blocked("docs.test")], "F", rerun)
+
+    text = anyio.run(main)
+    assert text.startswith("F\n[network: docs.test was blocked and no one can be asked")
+    assert runner.pipeline.session_grants.domains == []

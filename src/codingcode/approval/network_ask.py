@@ -274,11 +274,7 @@ async def after_block(
         )
     grant = grant_for(pipeline, call, names)
     if pipeline.confirmer is None:
-        advice = headless_advice(grant, call.project_path)
-        notify = pipeline.session_grants.on_network_block
-        if notify is not None:
-            notify(advice)
-        return f"{result}\n{advice}"
+        return _unasked(pipeline, grant, call, result)
     refused = _refusals(blocks, names)
     request = ConfirmRequest(
         call,
@@ -289,7 +285,13 @@ async def after_block(
         network=tuple(names),
         network_rule=grant.rule is not None,
     )
-    reply = as_reply(await pipeline.confirmer.confirm(request))
+    try:
+        reply = as_reply(await pipeline.confirmer.confirm(request))
+    except Exception:
+        # A confirmer that cannot ask now — an MCP client that answers by calling the tool
+        # again (its command would run once more before the question) — or that failed: the
+        # call already ran, so its result stands with what to add.
+        return _unasked(pipeline, grant, call, result)
     answer = reply.answer
     if not answer.allows:
         said = f" The user says: {reply.message}" if reply.message else ""
@@ -330,6 +332,14 @@ async def after_block(
         f"{', '.join(sorted(given))} {how}, and the call was run again.{tail}]\n"
         f"--- first run ---\n{_first_run(result)}\n--- run again ---\n{again}"
     )
+
+
+def _unasked(pipeline: ApprovalPipeline, grant: NetworkGrant, call: ToolCall, result: str) -> str:
+    advice = headless_advice(grant, call.project_path)
+    notify = pipeline.session_grants.on_network_block
+    if notify is not None:
+        notify(advice)
+    return f"{result}\n{advice}"
 
 
 def _record(
