@@ -60,6 +60,9 @@ def build_pipeline(
         workspace = workspace_for(project, workspace)
         settings = workspace.settings
     policy = policy or load_policy(project, settings)
+    # Rules made in code for this session (``--allowed-tools`` / ``--disallowed-tools``): in
+    # no settings file, so the re-read after an always/never answer must keep them.
+    session_rules = [r for r in policy.rules if r.scope is None]
     all_hooks = load_command_hooks(settings)
     distrust = not trust_project_grants
     ignored = policy.ignored_grants(distrust_project=distrust)
@@ -103,7 +106,9 @@ def build_pipeline(
         if created:
             ignore_local_settings(path)  # personal answers stay out of git
         reread = workspace.reload().settings if workspace is not None else None
-        fresh = load_policy(project, reread).without_untrusted_grants(distrust_project=distrust)
+        fresh = load_policy(project, reread)
+        fresh.rules.extend(session_rules)
+        fresh = fresh.without_untrusted_grants(distrust_project=distrust)
         state["engine"] = RuleEngine(fresh.rules, project)  # applies from the next call on
 
     def session_engine(texts: list[str]) -> RuleEngine:
