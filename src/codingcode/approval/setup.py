@@ -31,6 +31,7 @@ from codingcode.config import (
     ignore_local_settings,
 )
 from codingcode.modes import PERMISSION_MODES
+from codingcode.tools.declarations import Lookup, builtin_declaration
 from codingcode.workspace import workspace_for
 
 if TYPE_CHECKING:
@@ -50,8 +51,11 @@ def build_pipeline(
     settings: Settings | None = None,
     assume_trusted: bool = False,
     workspace: Workspace | None = None,
+    declared: Lookup = builtin_declaration,
 ) -> tuple[ApprovalPipeline, str, list[str]]:
     """The pipeline for ``project``, the mode it runs in, and the project grants ignored.
+    ``declared``: what the tools the rules name declare (the runner's registry; default the
+    built-ins), which decides what each rule's SPEC means.
 
     ``assume_trusted`` (for ``check``'s comparison) applies untrusted allow rules and modes
     as if trusted, but still never runs an untrusted hook: a dry run executes no one's code.
@@ -75,7 +79,7 @@ def build_pipeline(
         raise SettingsError(
             f"Unknown permission mode {effective!r}; choose one of: {', '.join(PERMISSION_MODES)}."
         )
-    engine = RuleEngine(policy.rules, project)
+    engine = RuleEngine(policy.rules, project, declared)
     bus = bus or HookBus()
     hooks = PreToolUseHooks(command_hooks, bus)
     log: AuditLog | None
@@ -98,7 +102,7 @@ def build_pipeline(
         rules = split_rules(text)
         try:
             for one in rules:  # all checked before any is written
-                RuleEngine([Rule(one, "allow")], project)
+                RuleEngine([Rule(one, "allow")], project, declared)
         except RuleSyntaxError as exc:
             raise ValueError(str(exc)) from None
         for one in rules:
@@ -109,7 +113,7 @@ def build_pipeline(
         fresh = load_policy(project, reread)
         fresh.rules.extend(session_rules)
         fresh = fresh.without_untrusted_grants(distrust_project=distrust)
-        state["engine"] = RuleEngine(fresh.rules, project)  # applies from the next call on
+        state["engine"] = RuleEngine(fresh.rules, project, declared)  # from the next call on
 
     def session_engine(texts: list[str]) -> RuleEngine:
         from codingcode.approval.grants import split_rules
@@ -117,7 +121,7 @@ def build_pipeline(
 
         try:
             rules = [Rule(one, "allow") for t in texts for one in split_rules(t)]
-            return RuleEngine(rules, project)
+            return RuleEngine(rules, project, declared)
         except RuleSyntaxError as exc:
             raise ValueError(str(exc)) from None
 
@@ -207,8 +211,8 @@ def approvals_settings(settings: Settings, distrust_project: bool) -> dict[str, 
 
 def suggest_grant(call: ToolCall, engine: RuleEngine) -> str | None:
     """The narrowest useful rule for a grant (commands), else the engine's suggestion."""
-    if call.tool == "exit_plan_mode":
-        return None  # each plan is approved on its own
+    if call.effects is not None and "mode" in call.effects:
+        return None  # leaving plan mode (exit_plan_mode): each plan is approved on its own
     from codingcode.approval.roles import call_roles, first_with
 
     roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
@@ -246,5 +250,5 @@ def read_only_command(project: Path, approvals: dict[str, Any]) -> Callable[[Too
 def precheck_edit(call: ToolCall) -> str | None:
     from codingcode.approval.preview import preview
 
-    seen = preview(call.tool, call.args, call.project_path)
+    seen = preview(call.tool, call.args, call.project_path, call.declaration)
     return seen.error if seen is not None else None
