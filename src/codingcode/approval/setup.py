@@ -28,6 +28,7 @@ from codingcode.config import (
     Scope,
     Settings,
     SettingsError,
+    granting_sources,
     ignore_local_settings,
 )
 from codingcode.modes import PERMISSION_MODES
@@ -196,10 +197,10 @@ def approvals_settings(settings: Settings, distrust_project: bool) -> dict[str, 
     """The ``approvals`` section: user settings always, a project's only once trusted
     (what it holds grants: more commands unasked)."""
     merged: dict[str, Any] = {}
-    for f, value in settings.sources("approvals"):
-        if not isinstance(value, dict):
-            continue
-        if f.scope is not Scope.USER and (distrust_project or not f.trusted):
+    for _, value, applies in granting_sources(
+        settings, "approvals", distrust_project=distrust_project
+    ):
+        if not isinstance(value, dict) or not applies:
             continue
         for key, v in value.items():
             if key == "readOnlyCommands" and isinstance(v, dict):
