@@ -104,9 +104,16 @@ def lookup(service: ToolService | None) -> Lookup:
     if service is None:
         return builtin_declaration
 
+    seen: dict[str, tuple[ToolDefinition, Declaration]] = {}
+
     def find(name: str) -> Declaration | None:
-        if name in service:
-            return Declaration.of(service.get(name))
-        return builtin_declaration(name)
+        if name not in service:
+            return builtin_declaration(name)
+        definition = service.get(name)
+        cached = seen.get(name)
+        if cached is None or cached[0] is not definition:  # registered again: read anew
+            cached = (definition, Declaration.of(definition))
+            seen[name] = cached
+        return cached[1]
 
     return find
