@@ -7,6 +7,7 @@ from below, never each other.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -69,9 +70,14 @@ class ToolCall:
     @property
     def cwd(self) -> Path:
         """The directory relative paths of this call resolve against."""
-        from codingcode.approval.roles import call_roles, first_with
+        from codingcode.approval.roles import call_roles
 
-        roles = call_roles(self.arg_roles, self.args, self.tool, self.origin.kind)
+        return self.cwd_for(call_roles(self.arg_roles, self.args, self.tool, self.origin.kind))
+
+    def cwd_for(self, roles: Mapping[str, ArgRole]) -> Path:
+        """``cwd``, given the call's argument roles (when the caller has them already)."""
+        from codingcode.approval.roles import first_with
+
         cwd = first_with(roles, self.args, "cwd")
         if isinstance(cwd, str) and cwd:
             p = Path(cwd).expanduser()

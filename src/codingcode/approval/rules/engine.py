@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from codingcode.approval.rules.matching import (
 from codingcode.approval.rules.suggest import suggest_rule
 from codingcode.approval.rules.syntax import Rule, split_rule
 from codingcode.tools.declarations import Declaration, Lookup, builtin_declaration
+from codingcode.tools.definition import ArgRole
 
 _STRICTNESS = {"deny": 0, "ask": 1, "allow": 2}
 
@@ -114,8 +115,9 @@ class RuleEngine:
     def evaluate(self, call: ToolCall) -> LayerResult:
         begin_decision()
         roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
-        verdict = presets.check(call.tool, call.args, call.project_path, call.cwd, roles)
-        user = self.evaluate_user(call)
+        cwd = call.cwd_for(roles)
+        verdict = presets.check(call.tool, call.args, call.project_path, cwd, roles)
+        user = self.evaluate_user(call, roles, cwd)
         if verdict.action == "deny":
             return LayerResult(RULES, "deny", verdict.reason, verdict.rule, preset=True)
         if user is not None and user.action == "deny":
@@ -126,22 +128,31 @@ class RuleEngine:
             return user
         return LayerResult(RULES, "continue", "no rule matches this call")
 
-    def evaluate_user(self, call: ToolCall) -> LayerResult | None:
-        roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
+    def evaluate_user(
+        self,
+        call: ToolCall,
+        roles: Mapping[str, ArgRole] | None = None,
+        cwd: Path | None = None,
+    ) -> LayerResult | None:
+        """The user's rules alone (``roles`` and ``cwd``: the call's, when known)."""
+        if roles is None:
+            roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
         command = first_with(roles, call.args, "command")
         plan = self._plan(call.tool, runs_commands=command is not None)
         if not plan.all and not plan.file_restrict:
             return None
         if command is not None:
             # any tool that runs a command line: its rules match every simple command
-            return self._evaluate_command(call, plan, command)
+            if cwd is None:
+                cwd = call.cwd_for(roles)
+            return self._evaluate_command(call, plan, command, cwd)
         found = plan.all.best_for_call(call)
         return _result(found) if found is not None else None
 
     def _evaluate_command(
-        self, call: ToolCall, plan: _ToolPlan, command: str
+        self, call: ToolCall, plan: _ToolPlan, command: str, call_cwd: Path
     ) -> LayerResult | None:
-        cwd = lexical(str(call.cwd), call.project_path)
+        cwd = lexical(str(call_cwd), call.project_path)
         analysis = shell.analyze(command, cwd)
         winners: list[_Compiled] = []
         # An allow rule cannot vouch for a line that changes which program runs or what it

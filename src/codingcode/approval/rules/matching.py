@@ -122,8 +122,15 @@ def _rule_key(c: _Compiled) -> str | None:
     if c.kind == "command":
         if spec.endswith(":*"):
             spec = spec[:-2] + " *"
-        first = spec.split(" ", 1)[0]
-        return first if first and "*" not in first else None
+        words = spec.split(" ", 2)
+        first = words[0]
+        if not first or "*" in first:
+            return None
+        if len(words) > 1 and words[1] and "*" not in words[1]:
+            # `git push *`: only a line whose first two words are `git push` can match
+            # (the pattern's spaces are literal), so it is found by both.
+            return f"{first} {words[1]}"
+        return first
     if c.kind in ("path", "shellpath"):
         absolute = c.glob
         literal = [p for p in absolute.split("/") if p and not any(ch in p for ch in "*?[")]
@@ -136,7 +143,10 @@ def _rule_key(c: _Compiled) -> str | None:
 
 def _subject_keys(kind: str, subject: str) -> Iterable[str]:
     if kind == "command":
-        return (subject.split(" ", 1)[0],)
+        words = subject.split(" ", 2)
+        if len(words) > 1:
+            return (words[0], f"{words[0]} {words[1]}")
+        return (words[0],)
     if kind in ("path", "shellpath"):
         return subject.split("/")
     if kind == "domain":
