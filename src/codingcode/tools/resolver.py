@@ -213,7 +213,7 @@ class SessionToolResolver:
                 f"{self.profile.name!r} and the visibility policy exclude it). Available "
                 f"tools: {', '.join(self.names()) or '(none)'}."
             )
-        why = self.service.missing(name) if self.service.missing is not None else None
+        why = self.service.why_missing(name)
         if why is not None:  # e.g. its MCP server failed to start or needs a login
             raise why
         raise NotFoundError(
