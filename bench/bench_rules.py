@@ -2,11 +2,13 @@
 start-up (settings read, rules parsed, engine built, first decision) with 20,000 rules at
 most 0.5 s — linear in the number of rules (the ratio to 2,000 rules, same run, ~10x).
 
-Prints, per kind of call, the median time of one ``RuleEngine.evaluate`` (preset rules
+Prints, per kind of call, the median CPU time of one ``RuleEngine.evaluate`` (preset rules
 included) with 1,000 user rules, the same with no user rules (the reference, measured in
 this run), their ratio, and the ratio to the 50 µs budget. Shell commands are measured
 both as the engine sees them in a session (the analysis of a command line is cached) and
-with a new command line every time (parse included).
+with a new command line every time (parse included). CPU time, taken over batches of
+calls, is the fair figure on a shared machine (wall time there is mostly waiting); the
+last line says whether the slowest kind meets the budget.
 """
 
 from __future__ import annotations
@@ -60,25 +62,30 @@ def startup_seconds(n: int, root: Path) -> tuple[float, float]:
     for r in make_rules(n):
         perms[r.action].append(r.text)
     (project / ".codingcode" / "settings.json").write_text(json.dumps({"permissions": perms}))
-    best = float("inf")
+    best, best_cpu = float("inf"), float("inf")
     for _ in range(3):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         pipeline, _, _ = build_pipeline(project, audit=False)
         pipeline.evaluate(ToolCall("execute_command", {"command": "git status"}, project.resolve()))
         best = min(best, time.perf_counter() - t0)
-    return best
+        best_cpu = min(best_cpu, time.process_time() - c0)
+    return best, best_cpu
 
 
-def median_us(fn: Any, rounds: int = 2000) -> float:
+def median_us(fn: Any, rounds: int = 2000, batch: int = 10) -> float:
+    """The median CPU time of one call of ``fn``, over ``rounds`` calls in batches."""
     samples = []
-    for _ in range(rounds):
-        t0 = time.perf_counter_ns()
-        fn()
-        samples.append(time.perf_counter_ns() - t0)
+    for _ in range(max(1, rounds // batch)):
+        t0 = time.process_time_ns()
+        for _ in range(batch):
+            fn()
+        samples.append((time.process_time_ns() - t0) / batch)
     return statistics.median(samples) / 1000
 
 
 def main() -> None:
+    load = os.getloadavg()[0]
+    print(f"load average {load:.1f} on {os.cpu_count()} CPUs (figures are CPU time)")
     with tempfile.TemporaryDirectory() as tmp:
         os.environ.setdefault("CODINGCODE_STATE_DIR", str(Path(tmp) / "state"))
         os.environ.setdefault("CODINGCODE_CONFIG_DIR", str(Path(tmp) / "config"))
@@ -95,6 +102,12 @@ def main() -> None:
             ),
             "fetch_url": ToolCall("fetch_url", {"url": "https://docs.python.org/3/"}, project),
             "mcp tool": ToolCall("server7:tool7", {"q": "x"}, project),
+            "execute_command `git status`": ToolCall(
+                "execute_command", {"command": "git status"}, project
+            ),
+            "execute_command `ls -la src`": ToolCall(
+                "execute_command", {"command": "ls -la src"}, project
+            ),
             "execute_command": ToolCall(
                 "execute_command", {"command": "git push origin main && npm test"}, project
             ),
@@ -123,15 +136,17 @@ def main() -> None:
         uncached = median_us(fresh, rounds=500)
         print(f"{'execute_command (new line, parsed)':34} {uncached:10.1f}µs")
         print(
-            f"median of the slowest kind (analysis cached): {worst:.1f}µs, budget {BUDGET_US:.0f}µs "
-            f"-> {'OK' if worst <= BUDGET_US else 'OVER'}"
+            f"median of the slowest kind (analysis cached): {worst:.1f}µs CPU, "
+            f"{worst / BUDGET_US:.2f}x the {BUDGET_US:.0f}µs target -> "
+            f"{'met' if worst <= BUDGET_US else 'NOT met'}"
         )
         small, small_cpu = startup_seconds(2_000, project)
         big, big_cpu = startup_seconds(20_000, project)
         print(
             f"start-up with 2,000 rules {small:.3f}s ({small_cpu:.3f}s CPU), with 20,000 rules "
             f"{big:.3f}s ({big_cpu:.3f}s CPU); ratio {big_cpu / small_cpu:.1f}x for 10x the "
-            f"rules; budget {STARTUP_BUDGET_S}s -> {'OK' if big_cpu <= STARTUP_BUDGET_S else 'OVER'}"
+            f"rules; {big_cpu / STARTUP_BUDGET_S:.2f}x the {STARTUP_BUDGET_S}s target -> "
+            f"{'met' if big_cpu <= STARTUP_BUDGET_S else 'NOT met'}"
         )
 
 

@@ -309,6 +309,7 @@ def build_runner(
     from codingcode.approval.rules import load_policy
     from codingcode.approval.setup import build_pipeline
     from codingcode.config import audit_required
+    from codingcode.tools import declarations
     from codingcode.workspace import workspace_for
 
     service = service or ToolService.default()
@@ -342,7 +343,12 @@ def build_runner(
         settings=settings,
         assume_trusted=assume_trusted,
         workspace=workspace,
+        declared=declarations.lookup(service),
     )
+    # plan mode's refusal lists the read-only tools there are (from the registry)
+    pipeline.read_only_names = lambda: [
+        d.name for d in service.list() if declarations.Declaration.of(d).only_reads
+    ]
     runner = ToolRunner(
         service, project, mode=effective_mode, session_id=session_id, pipeline=pipeline, audit=log
     )
@@ -380,7 +386,7 @@ def build_runner(
             project,
             settings,
             trust_project=trust_project_grants,
-            deny_read=deny_rule_masks(rules, project),
+            deny_read=deny_rule_masks(rules, project, declarations.lookup(service)),
         )
         if log is not None:
             # Every connection attempt through the network proxy joins the audit log.

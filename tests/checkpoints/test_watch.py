@@ -189,3 +189,32 @@ def test_the_watch_limit_gives_up_cleanly(tmp_path: Path) -> None:
     assert not watcher.watch(b"", lambda _: False)
     assert watcher.drain() is None
     watcher.close()
+
+
+def test_a_full_scan_still_comes_periodically(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What inotify cannot see (a write through mmap or through a hard link from outside the
+    project) is caught by the periodic scan."""
+    import codingcode.checkpoints.store as store_module
+
+    seed_project(project)
+    outside = tmp_path / "outside.py"
+    os.link(project / "pkg0" / "mod0" / "f0.py", outside)
+    watched, scanned = stores(project, tmp_path)
+    same_state(watched, scanned)
+    with outside.open("r+") as f:  # through the other link: no event in the project
+        f.write("changed via the link\n")
+    with watched.locked():
+        stale, _ = watched._snapshot()
+    with scanned.locked():
+        truth, _ = scanned._snapshot()
+    assert stale != truth  # inotify's blind spot, shown
+    monkeypatch.setattr(store_module, "RESCAN_AFTER_S", 0.0)
+    same_state(watched, scanned)
+    assert watched.full_scans == 2
+    (project / "pkg1" / "mod1" / "later.txt").write_text("later\n")
+    monkeypatch.setattr(store_module, "RESCAN_AFTER_S", 60.0)
+    same_state(watched, scanned)  # and the new watcher took over
+    assert watched.full_scans == 2
+    watched.close()

@@ -615,7 +615,7 @@ class AgentSession:
             self.project,
             model=model,
             provider=provider,
-            service=ToolService(inherited),
+            service=self.service.derive(inherited),
             agent=spec,
             mode=self.mode,
             sink=self.sink,

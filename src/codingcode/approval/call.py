@@ -7,10 +7,12 @@ from below, never each other.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from codingcode.tools.declarations import Declaration, builtin_declaration
 from codingcode.tools.definition import ArgRole, Effect, ToolOrigin
 
 Action = Literal["allow", "deny", "ask", "continue"]
@@ -46,12 +48,36 @@ class ToolCall:
     #: Links this call's audit records (one per layer) to its outcome; "" when not run.
     call_id: str = ""
 
+    def __post_init__(self) -> None:
+        # A call made by hand (a library caller, a test) that declares nothing, of a built-in
+        # tool's name: judged as that tool's call, with the tool's own declaration.
+        if not self.arg_roles and self.effects is None and self.origin == ToolOrigin():
+            found = builtin_declaration(self.tool)
+            if found is not None:
+                object.__setattr__(self, "arg_roles", dict(found.arg_roles))
+                object.__setattr__(self, "effects", found.effects)
+                object.__setattr__(self, "origin", found.origin)
+
+    @property
+    def declaration(self) -> Declaration:
+        """What the tool declares, with roles inferred from the argument names for a tool
+        that declares none."""
+        from codingcode.approval.roles import call_roles
+
+        roles = call_roles(self.arg_roles, self.args, self.tool, self.origin.kind)
+        return Declaration(self.tool, roles, self.effects, self.origin)
+
     @property
     def cwd(self) -> Path:
         """The directory relative paths of this call resolve against."""
-        from codingcode.approval.roles import call_roles, first_with
+        from codingcode.approval.roles import call_roles
 
-        roles = call_roles(self.arg_roles, self.args, self.tool, self.origin.kind)
+        return self.cwd_for(call_roles(self.arg_roles, self.args, self.tool, self.origin.kind))
+
+    def cwd_for(self, roles: Mapping[str, ArgRole]) -> Path:
+        """``cwd``, given the call's argument roles (when the caller has them already)."""
+        from codingcode.approval.roles import first_with
+
         cwd = first_with(roles, self.args, "cwd")
         if isinstance(cwd, str) and cwd:
             p = Path(cwd).expanduser()

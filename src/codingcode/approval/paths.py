@@ -63,7 +63,17 @@ def _real_name(
         is_link = False
     if is_link:
         return _real(joined)
-    return posixpath.join(_real_memo(cwd, cache), name)
+    return _join(_real_memo(cwd, cache), name)
+
+
+def _join(directory: str, name: str) -> str:
+    """``posixpath.join`` of two strings (the hot path of every decision: without its
+    type checks)."""
+    if name.startswith("/"):
+        return name
+    if not directory or directory.endswith("/"):
+        return directory + name
+    return directory + "/" + name
 
 
 def _real_memo(path: str, cache: dict[tuple[str, str], tuple[str, ...]] | None) -> str:
@@ -87,18 +97,19 @@ def begin_decision() -> None:
 
 def spellings(path: str, cwd: str | Path) -> tuple[str, ...]:
     """The lexical form and the symlink-resolved form (one if they agree)."""
-    key = (path, str(cwd))
+    cwd_s = cwd if isinstance(cwd, str) else str(cwd)
+    key = (path, cwd_s)
     cache: dict[tuple[str, str], tuple[str, ...]] | None = getattr(_decision, "cache", None)
     if cache is not None:
         found = cache.get(key)
         if found is not None:
             return found
-    lex = lexical(path, cwd)
+    lex = _lexical(path, cwd_s)
     p = expand_user(path)
-    joined = p if p.startswith("/") else posixpath.join(str(cwd), p)
+    joined = _join(cwd_s, p)
     if "/" not in p and p not in (".", ".."):
         # One name in cwd (most words of a command): one lstat instead of a full walk.
-        real = _real_name(joined, str(cwd), p, cache)
+        real = _real_name(joined, cwd_s, p, cache)
     else:
         real = _real_memo(joined, cache)
     result = (lex,) if real == lex else (lex, real)

@@ -365,8 +365,10 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
             if bit:
                 yield "R4", f"{prog} -m {mode} sets the {bit} bit"
     # R1
-    yield from _root_delete(c)
-    yield from _stdin_paths(c)
+    if prog in ("rm", "find", "rsync"):
+        yield from _root_delete(c)
+    if prog in FILE_LIST_READERS:
+        yield from _stdin_paths(c)
     yield from _maybe_runs(c)
     yield from _paths_inside_arguments(c)
     # R3: a file downloaded earlier in this command line, run now
@@ -408,34 +410,40 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
     checked = list(args)
     if c.argv and ("/" in c.argv[0].text or is_env_name(c.argv[0].text)):
         checked.insert(0, c.argv[0])
-    code_flags = (
-        shell.code_flags(prog)
-        if prog and (prog in shell.SHELLS or shell.is_interpreter(prog))
-        else ()
-    )
+    interpreter = prog is not None and shell.is_interpreter(prog)
+    code_flags = shell.code_flags(prog) if prog and (prog in shell.SHELLS or interpreter) else ()
+    names_only = prog in NAMES_ONLY
+    metadata_only = prog in METADATA_ONLY
+    what = f"{prog or 'the command'} argument"
     for i, w in enumerate(checked):
-        if prog in NAMES_ONLY and w is not c.argv[0]:
+        if names_only and w is not c.argv[0]:
             continue
-        if (
-            prog is not None
-            and shell.is_interpreter(prog)
-            and i > 0
-            and checked[i - 1].text in code_flags
-        ):
-            yield from _code_text_findings(w.text)
+        text = w.text
+        if interpreter and i > 0 and checked[i - 1].text in code_flags:
+            yield from _code_text_findings(text)
             continue
-        if prog in AWK_LIKE and not w.text.startswith("-"):
+        if prog in AWK_LIKE and not text.startswith("-"):
             # awk's program is a plain argument, and system() / `| "cmd"` run commands
-            yield from _code_text_findings(w.text)
-        for rid, why in _word_paths(w, cwd, f"{prog or 'the command'} argument"):
-            if rid in ("R6", "R7") and prog in METADATA_ONLY:
-                continue
-            yield rid, why
+            yield from _code_text_findings(text)
+        if cwd and text and not w.dynamic and not w.glob:
+            # a plain word (most arguments): what _word_paths does, without its generator
+            hits = classify_path(text, cwd)
+            for rid in sorted(hits) if hits else ():
+                if not (metadata_only and rid in ("R6", "R7")):
+                    yield rid, f"{what} {text}"
+        else:
+            for rid, why in _word_paths(w, cwd, what):
+                if rid in ("R6", "R7") and metadata_only:
+                    continue
+                yield rid, why
+        if w.dynamic:
+            continue  # (_embedded_paths has nothing to say of it either)
         # --file=/etc/passwd and dd's if=/etc/passwd style values
-        if "=" in w.text and not w.dynamic:
-            value = w.text.split("=", 1)[1]
+        if "=" in text:
+            value = text.split("=", 1)[1]
             yield from _word_paths(shell.literal_word(value), cwd, f"{prog} option")
-        yield from _embedded_paths(w, cwd, prog)
+        if ":" in text or "@" in text:  # a file: URL, an @file
+            yield from _embedded_paths(w, cwd, prog)
 
 
 _CODE_RUNS = re.compile(

@@ -46,6 +46,9 @@ MAX_STORE_MB = 2048
 LOCK_TIMEOUT_S = 30.0
 #: More changed paths than this since the last snapshot: a full stat-based scan is cheaper.
 MAX_WATCHED_CHANGES = 256
+#: inotify does not see writes through mmap, through a hard link from outside the project,
+#: or by another machine on a network filesystem: a full scan at least this often does.
+RESCAN_AFTER_S = 60.0
 ZERO = "0" * 40
 
 
@@ -162,6 +165,7 @@ class CheckpointStore:
         self._big: dict[str, BigFile] = {}
         #: How many snapshots stat()ed the whole project (the rest used the watcher).
         self.full_scans = 0
+        self._scanned_at = 0.0
 
     def close(self) -> None:
         """Stop watching the project (a store can still be used afterwards, scanning)."""
@@ -327,8 +331,10 @@ class CheckpointStore:
         """Bring the index up to date with the project and write its tree."""
         if self._watcher is not None and self.git.index.exists():
             changes = self._watcher.drain()
-            if changes is None:
-                self.close()  # it may have missed something: a new one after this scan
+            if changes is None or time.monotonic() - self._scanned_at > RESCAN_AFTER_S:
+                # It may have missed something (or it is time for the periodic scan):
+                # a new watcher, then a scan.
+                self.close()
             elif (done := self._snapshot_changes(changes)) is not None:
                 return done
         if self._watch and self._watcher is None:
@@ -463,6 +469,7 @@ class CheckpointStore:
     def _snapshot_scan(self) -> tuple[str, dict[str, BigFile]]:
         """Find what changed by the index's stat data (every file is stat()ed)."""
         self.full_scans += 1
+        self._scanned_at = time.monotonic()
         fresh = not self.git.index.exists()
         if fresh:
             # Nothing is in the index yet: only the untracked walk is needed.
