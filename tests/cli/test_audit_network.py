@@ -106,3 +106,15 @@ def test_a_large_network_log_is_shown_in_linear_time(project: Path) -> None:
     assert r.code == 0, r.stderr
     assert len(r.stdout.splitlines()) == 20_000
     assert took < 60, took
+
+
+def test_a_damaged_audit_log_is_one_clear_line(project: Path, tmp_path: Path) -> None:
+    import os
+
+    state = Path(os.environ["CODINGCODE_STATE_DIR"])
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "audit.db").write_bytes(b"this is not a database" * 100)
+    r = run_cli(["audit", "--network"], cwd=project)
+    assert r.code != 0
+    assert "cannot read the audit log" in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
