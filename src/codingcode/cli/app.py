@@ -19,6 +19,7 @@ import typer
 from codingcode.cli.agent_commands import cli_session, depth_of, summarize_args
 from codingcode.cli.keys import TurnKeys
 from codingcode.cli.tool_commands import check_mode, project_dir
+from codingcode.tools.declarations import Lookup, builtin_declaration, lookup
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -46,6 +47,8 @@ class TerminalView:
         #: The project (for the diff of an applied change) and each edit's text before it.
         self.project: Path | None = None
         self.before: dict[str, str | None] = {}
+        #: The session's tool declarations (which calls write a file, and which arguments).
+        self.declared: Lookup = builtin_declaration
 
     def _stop_live(self) -> None:
         self._stop_waiting()
@@ -123,8 +126,9 @@ class TerminalView:
 
         if self.project is None or not isinstance(call.arguments, dict):
             return
-        if call.name in ("edit_file", "write_file") and len(self.before) < 256:
-            self.before[call.id] = snapshot(call.name, call.arguments, self.project)
+        declared = self.declared(call.name)
+        if declared is not None and declared.writes_files and len(self.before) < 256:
+            self.before[call.id] = snapshot(call.name, call.arguments, self.project, declared)
 
     def _show_applied(self, indent: str, call: ToolCall) -> None:
         from rich.text import Text
@@ -135,7 +139,8 @@ class TerminalView:
             return
         before = self.before.pop(call.id)
         assert isinstance(call.arguments, dict)
-        diff = applied_diff(call.name, call.arguments, self.project, before)
+        declared = self.declared(call.name)
+        diff = applied_diff(call.name, call.arguments, self.project, before, declared)
         if diff is None or diff.empty:
             return
         self.console.print(f"{indent}  {diff.stat()}", style="dim", markup=False)
@@ -354,6 +359,7 @@ async def _interactive(
         view.root = session.session_id
         view.model = str(session.model)
         view.project = session.project
+        view.declared = lookup(session.service)
         from codingcode.tools.plan_mode import make_exit_plan_mode_tool
 
         def leave_plan() -> str:
