@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import posixpath
+import re
 import stat
 import threading
 from collections.abc import Iterable
@@ -48,10 +49,52 @@ def _lexical(path: str, cwd: str) -> str:  # pure string work: safe to cache
 
 def _real(path: str) -> str:
     # Never cached across calls: a file may become a symlink between two calls.
+    if _PLAIN_ABSOLUTE.fullmatch(path):
+        if path.count("/") > 2:
+            # A deeper path: the kernel resolves it in one open, and names what it opened.
+            found = _kernel_real(path)
+            if found is not None:
+                return found
+        # Every component exists and none is a symlink: the path is its own real path (one
+        # lstat per component, without realpath's bookkeeping). Anything else takes
+        # realpath's own way.
+        try:
+            end = 0
+            while True:
+                end = path.find("/", end + 1)
+                if stat.S_ISLNK(os.lstat(path if end == -1 else path[:end]).st_mode):
+                    break
+                if end == -1:
+                    return path
+        except (OSError, ValueError):
+            pass
     try:
         return os.path.realpath(path)
     except (OSError, ValueError):
         return path
+
+
+def _kernel_real(path: str) -> str | None:
+    """The real path of an existing ``path`` as the kernel resolved it (``O_PATH`` open,
+    then its ``/proc/self/fd`` link), or None where that cannot tell (no such path, no
+    /proc, a deleted directory)."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        found = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not found.startswith("/") or found.endswith(" (deleted)"):
+        return None
+    return found
+
+
+#: An absolute path with no empty, ``.`` or ``..`` component (and no trailing ``/``).
+_PLAIN_ABSOLUTE = re.compile(r"(?:/(?!\.\.?(?:/|$))[^/\x00]+)+")
 
 
 def _real_name(
