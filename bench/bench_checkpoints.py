@@ -2,7 +2,8 @@
 
 - the first checkpoint against `git add -A && git write-tree` into a fresh index of the same
   tree (target <= 1.5x);
-- an incremental checkpoint with one file changed (target <= 50 ms, median);
+- an incremental checkpoint with one file changed (target <= 50 ms, median), by a session's
+  store (which learns what changed from inotify) and by a one-off store that stat()s everything;
 - restoring one turn that changed 20 files (target <= 1 s);
 - the agent loop's overhead per mutating call: checkpoint before + after-state, median.
 """
@@ -74,16 +75,26 @@ def main() -> None:
     print(f"first checkpoint: {f * 1000:.0f} ms vs git add -A && write-tree {r * 1000:.0f} ms: "
           f"{f / r:.2f}x (target <= 1.5x)")  # fmt: skip
 
-    store = CheckpointStore(project, base / "state")
     target = project / "pkg00" / "mod0" / "file0.py"
-    inc = []
-    for i in range(RUNS):
-        target.write_bytes(f"changed {i}\n".encode())
-        inc.append(
-            timed(lambda i=i: store.checkpoint(session="s", turn=10 + i, tool="e", summary=""))
-        )
-    m = statistics.median(inc) * 1000
-    print(f"incremental checkpoint, one file changed: median {m:.1f} ms (target <= 50 ms)")
+    # A session's store watches the project (inotify); a one-off store (the CLI) scans it.
+    scanning = CheckpointStore(project, base / "state")
+    store = CheckpointStore(project, base / "state", watch=True)
+    store.checkpoint(session="s", turn=9, tool="e", summary="")  # starts the watcher
+    for label, each in (("watched", store), ("scanned", scanning)):
+        inc = []
+        for i in range(RUNS):
+            target.write_bytes(f"changed {label} {i}\n".encode())
+            inc.append(
+                timed(
+                    lambda i=i, each=each: each.checkpoint(
+                        session="s", turn=10 + i, tool="e", summary=""
+                    )
+                )
+            )
+        m = statistics.median(inc) * 1000
+        verdict = "met" if m <= 50 else "NOT met"
+        print(f"incremental checkpoint, one file changed ({label}): median {m:.1f} ms "
+              f"(target <= 50 ms: {verdict})")  # fmt: skip
 
     loop = []
     for i in range(RUNS):

@@ -62,10 +62,9 @@ def startup_seconds(n: int, root: Path) -> tuple[float, float]:
     for r in make_rules(n):
         perms[r.action].append(r.text)
     (project / ".codingcode" / "settings.json").write_text(json.dumps({"permissions": perms}))
-    best = best_cpu = float("inf")
+    best, best_cpu = float("inf"), float("inf")
     for _ in range(3):
-        t0 = time.perf_counter()
-        c0 = time.process_time()
+        t0, c0 = time.perf_counter(), time.process_time()
         pipeline, _, _ = build_pipeline(project, audit=False)
         pipeline.evaluate(ToolCall("execute_command", {"command": "git status"}, project.resolve()))
         best = min(best, time.perf_counter() - t0)

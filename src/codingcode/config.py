@@ -91,6 +91,44 @@ class Settings:
         return [(f, f.data[key]) for f in self.files if key in f.data]
 
 
+#: The settings sections through which a project file can *grant or execute* something,
+#: and what in each grants (DESIGN "Trust"). What an untrusted project file says there is
+#: left out; what it restricts applies. Every section's reader asks :func:`grants_apply`
+#: (through :func:`granting_sources`): the trust rule is written there once.
+#: (``mcpServers``/``.mcp.json`` and agent and skill files are files of their own, checked
+#: by ``Workspace.is_trusted`` with their exact bytes.)
+GRANTING_SECTIONS: dict[str, str] = {
+    "permissions": "allow rules and a looser defaultMode (deny and ask rules always apply)",
+    "hooks": "every hook (a hook runs a command)",
+    "approvals": "the whole section (readOnlyCommands, autoAllowSandboxed)",
+    "sandbox": "entries that widen the sandbox (writable roots, network, environment, mode)",
+    "web": "web.fetch.allow_private_hosts and web.search",
+}
+
+
+def grants_apply(scope: Scope | None, trusted: bool, *, distrust_project: bool = False) -> bool:
+    """Whether what a settings entry grants or executes applies: always for the user's own
+    file (and for what was made in code, ``scope`` None); for a project or local file only
+    once the user trusted it as it is (``trusted``), and never in a session that distrusts
+    the project (``distrust_project``). What an entry restricts applies either way."""
+    if scope is None or scope is Scope.USER:
+        return True
+    return trusted and not distrust_project
+
+
+def granting_sources(
+    settings: Settings, section: str, *, distrust_project: bool = False
+) -> list[tuple[SettingsFile, Any, bool]]:
+    """Each file's own value of a granting ``section`` (one of :data:`GRANTING_SECTIONS`),
+    in order, and whether what it grants applies."""
+    if section not in GRANTING_SECTIONS:
+        raise ValueError(f"{section!r} is not a granting settings section")
+    return [
+        (f, value, grants_apply(f.scope, f.trusted, distrust_project=distrust_project))
+        for f, value in settings.sources(section)
+    ]
+
+
 def merge_values(base: Any, override: Any) -> Any:
     if isinstance(base, dict) and isinstance(override, dict):
         merged = dict(base)

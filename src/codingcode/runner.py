@@ -52,6 +52,8 @@ class ToolRunner:
     #: The session's project, settings and trust (built once by the front end), handed to
     #: every tool through its context; None: the tools read what they need themselves.
     workspace: Workspace | None = None
+    #: The saved allow rules with a network(...) clause (issue 16; set by build_runner).
+    network_rules: Any = None
     _turn: int = field(default=0, init=False)
 
     def context(self, **overrides: Any) -> ToolExecCtx:
@@ -159,14 +161,22 @@ class ToolRunner:
                 # exactly the capabilities the approval granted (the sandbox builds the call
                 # from them).
                 model = validate_arguments(definition, decision.args)
-                ctx = replace(ctx, capabilities=decision.capabilities)
+                # The names the session or a rule with a network(...) clause granted it,
+                # whatever layer allowed it (issue 16).
+                from codingcode.approval.network_ask import with_granted
+
+                approved = replace(call, args=decision.args)
+                caps = with_granted(
+                    self.pipeline, approved, decision.capabilities, self.network_rules
+                )
+                ctx = replace(ctx, capabilities=caps)
                 track.started()
                 # The sandbox's network proxy files each connection under this call.
                 from codingcode.sandbox.network.runtime import current_call
 
                 token = current_call.set(call.call_id)
                 try:
-                    result = await self._execute(definition, model, ctx, on_checkpoint)
+                    result = await self._run_asking(approved, definition, model, ctx, on_checkpoint)
                 except AgentError as failed:
                     if self.lifecycle is not None and failed.kind is not ErrorKind.CANCELLED:
                         # PostToolUse hooks see failed calls too (issue 17), marked is_error.
@@ -191,6 +201,60 @@ class ToolRunner:
             exc.message = safe_text(exc.message)
             raise
         return safe_text(result)
+
+    async def _run_asking(
+        self,
+        call: ToolCall,
+        definition: ToolDefinition,
+        model: BaseModel,
+        ctx: ToolExecCtx,
+        on_checkpoint: Callable[[str], None] | None,
+    ) -> str:
+        """Execute; when the network policy refused names the user may allow, ask (or say
+        what to add) and, on a yes, run it again with them (issue 16)."""
+        from codingcode.sandbox.network.runtime import Blocked, call_blocks
+
+        async def attempt(extra: frozenset[str], seen: list[Blocked]) -> str:
+            caps = ctx.capabilities
+            if extra:
+                from codingcode.capabilities import NO_CAPABILITIES
+
+                base = caps or NO_CAPABILITIES
+                caps = replace(base, domains=base.domains | extra)
+            token = call_blocks.set(seen)
+            try:
+                text = await self._execute(
+                    definition, model, replace(ctx, capabilities=caps), on_checkpoint
+                )
+            finally:
+                call_blocks.reset(token)
+            return text
+
+        blocks: list[Blocked] = []
+        refused: DeniedError | None = None
+        try:
+            result = await attempt(frozenset(), blocks)
+        except DeniedError as exc:  # fetch_url refuses a name by raising
+            if not blocks or self.pipeline is None:
+                raise
+            refused, result = exc, exc.message
+        if not blocks or self.pipeline is None:
+            return result
+        from codingcode.approval.network_ask import after_block
+
+        reran: list[bool] = []
+
+        async def again(extra: frozenset[str]) -> tuple[str, list[Blocked]]:
+            reran.append(True)
+            seen: list[Blocked] = []
+            return await attempt(extra, seen), seen
+
+        trust = self.workspace.trust if self.workspace is not None else None
+        text = await after_block(self.pipeline, call, blocks, result, again, trust=trust)
+        if refused is not None and not reran:
+            refused.message = text  # still refused: the same error, saying what was asked
+            raise refused
+        return text
 
     async def _execute(
         self,
@@ -245,6 +309,7 @@ def build_runner(
     from codingcode.approval.rules import load_policy
     from codingcode.approval.setup import build_pipeline
     from codingcode.config import audit_required
+    from codingcode.tools import declarations
     from codingcode.workspace import workspace_for
 
     service = service or ToolService.default()
@@ -278,12 +343,22 @@ def build_runner(
         settings=settings,
         assume_trusted=assume_trusted,
         workspace=workspace,
+        declared=declarations.lookup(service),
     )
+    # plan mode's refusal lists the read-only tools there are (from the registry)
+    pipeline.read_only_names = lambda: [
+        d.name for d in service.list() if declarations.Declaration.of(d).only_reads
+    ]
     runner = ToolRunner(
         service, project, mode=effective_mode, session_id=session_id, pipeline=pipeline, audit=log
     )
     runner.ignored_grants = ignored
     runner.workspace = workspace
+    from codingcode.approval.network_ask import SavedNetworkRules
+
+    runner.network_rules = SavedNetworkRules.from_policy(
+        policy, project, distrust_project=not trust_project_grants
+    )
     from codingcode.approval.hooks import load_command_hooks, runnable_hooks
     from codingcode.approval.lifecycle import LifecycleHooks, permission_layer
 
@@ -311,7 +386,7 @@ def build_runner(
             project,
             settings,
             trust_project=trust_project_grants,
-            deny_read=deny_rule_masks(rules, project),
+            deny_read=deny_rule_masks(rules, project, declarations.lookup(service)),
         )
         if log is not None:
             # Every connection attempt through the network proxy joins the audit log.

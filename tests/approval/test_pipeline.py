@@ -230,3 +230,22 @@ async def test_ask_is_sticky_in_every_mode(
     tool, args = asked
     d = await pipeline.decide(ToolCall(tool, args, project, mode=mode), dry_run=True)
     assert d.decision in ("ask", "deny"), (mode, asked, allows, d)
+
+
+async def test_always_answer_keeps_the_sessions_own_rules(project: Path) -> None:
+    """The re-read after an always/never answer keeps the rules the session was opened with
+    (``--allowed-tools`` / ``--disallowed-tools``): they are not in any settings file."""
+    from codingcode.approval.rules import Rule, load_policy
+
+    policy = load_policy(project)
+    policy.rules.append(Rule("execute_command(printf kept *)", "allow", 0, None, "--allowed-tools"))
+    policy.rules.append(Rule("execute_command(touch *)", "deny", 0, None, "--disallowed-tools"))
+    confirmer = ScriptedConfirmer([Answer.ALWAYS])
+    runner = runner_for(project, confirmer=confirmer, policy=policy)
+    assert "one" in await runner.run("execute_command", {"command": "printf one"})
+    assert len(confirmer.requests) == 1
+    # after the answer was saved and the settings read again, both still hold, unasked
+    assert "kept" in await runner.run("execute_command", {"command": "printf kept x"})
+    d = await runner.decide("execute_command", {"command": "touch y"}, dry_run=True)
+    assert (d.decision, d.rule) == ("deny", "execute_command(touch *)")
+    assert len(confirmer.requests) == 1

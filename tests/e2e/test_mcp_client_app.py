@@ -20,7 +20,7 @@ from tests.e2e.test_agent_tui import Tmux, wait_exit
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.timeout(240),
+    pytest.mark.timeout(300),
     pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux"),
 ]
 RICH = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "rich_server.py"
@@ -102,6 +102,15 @@ def test_elicitation_progress_prompt_and_resource_in_the_app(
         term.send("summarise @rich:memo://greeting", "Enter")
         term.wait_text("Read it.", 60)
         assert "hello from a resource" in _user_texts(fake.bodies()[4])
+        term.wait_prompt()
+        # /mcp and /help list the servers' prompts as slash commands, with their arguments.
+        term.send("/mcp", "Enter")
+        screen = term.wait_text("Prompts (/server:prompt ARGS):", 30)
+        assert "/rich:review topic=… [strict=…] — Ask for a review of a topic." in screen
+        term.wait_prompt()
+        term.send("/help", "Enter")
+        screen = term.wait_text("MCP prompts (/server:prompt ARGS):", 30)
+        assert "  /rich:hello" in screen
         term.wait_prompt()
         term.send("/exit", "Enter")
         assert wait_exit(term, exit_file) == "0"

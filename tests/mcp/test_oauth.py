@@ -12,8 +12,13 @@ import pytest
 
 from codingcode.config import Scope
 from codingcode.errors import AgentError
-from codingcode.mcp.config import parse_server
-from codingcode.mcp.oauth import FileTokenStorage, loopback_callback, uses_oauth
+from codingcode.mcp.config import JWT_BEARER, McpConfigError, OAuthEntry, parse_server
+from codingcode.mcp.oauth import (
+    FileTokenStorage,
+    exchange_id_token,
+    loopback_callback,
+    uses_oauth,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -101,7 +106,15 @@ async def test_pre_registered_client_comes_from_the_entry(state: Path) -> None:
     config = _config(oauth={"client_id": "abc", "client_secret": "${SECRET:-s3}"})
     info = await FileTokenStorage(config).get_client_info()  # type: ignore[arg-type]
     assert (info.client_id, info.client_secret) == ("abc", "s3")
+    assert info.token_endpoint_auth_method == "client_secret_basic"  # the default
+    config = _config(oauth={"client_id": "abc", "client_secret": "s", **_POST})
+    info = await FileTokenStorage(config).get_client_info()  # type: ignore[arg-type]
     assert info.token_endpoint_auth_method == "client_secret_post"
+    public = await FileTokenStorage(_config(oauth={"client_id": "abc"})).get_client_info()  # type: ignore[arg-type]
+    assert public.token_endpoint_auth_method == "none"
+
+
+_POST = {"token_endpoint_auth_method": "client_secret_post"}
 
 
 def test_who_uses_oauth() -> None:
@@ -120,3 +133,105 @@ async def test_only_a_web_page_is_opened(state: Path) -> None:
                 await provider.context.redirect_handler(url)
         await provider.context.redirect_handler("https://as.example/authorize?x=1")
     assert opened == ["https://as.example/authorize?x=1"]
+
+
+def test_cross_app_grant_names_what_it_is_missing() -> None:
+    with pytest.raises(McpConfigError) as err:
+        _config(oauth={"grant_type": JWT_BEARER, "client_id": "c", "client_secret": "s"})
+    assert "needs issuer, idp_id_token, idp_token_endpoint (or idp_issuer)" in str(err.value)
+
+
+class _Idp:
+    """A loopback identity provider: its OpenID configuration and a token endpoint that
+    answers ``answer`` and records each form it was sent."""
+
+    def __init__(self, status: int, answer: dict[str, str]) -> None:
+        import http.server
+        import threading
+        from urllib.parse import parse_qsl
+
+        self.forms: list[dict[str, str]] = []
+        idp = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _send(self, code: int, body: dict[str, str]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._send(200, {"issuer": idp.url, "token_endpoint": f"{idp.url}/token"})
+
+            def do_POST(self) -> None:
+                length = int(self.headers["Content-Length"])
+                idp.forms.append(dict(parse_qsl(self.rfile.read(length).decode())))
+                self._send(status, answer)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _cross_app(**extra: str) -> OAuthEntry:
+    return OAuthEntry.model_validate(
+        {
+            "grant_type": JWT_BEARER,
+            "client_id": "mcp-client",
+            "client_secret": "s",
+            "issuer": "http://127.0.0.1:9",
+            "idp_id_token": "the-id-token",
+            "idp_client_id": "idp-client",
+            **extra,
+        }
+    )
+
+
+async def test_cross_app_leg_one_exchanges_the_id_token_at_the_idp() -> None:
+    idp = _Idp(200, {"access_token": "the-id-jag", "issued_token_type": "x"})
+    try:
+        grant = await exchange_id_token(
+            _cross_app(idp_issuer=idp.url), "http://as.example", "http://mcp.example/mcp"
+        )
+    finally:
+        idp.close()
+    assert grant == "the-id-jag"
+    assert idp.forms == [
+        {
+            "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+            "subject_token": "the-id-token",
+            "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+            "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+            "audience": "http://as.example",
+            "resource": "http://mcp.example/mcp",
+            "client_id": "idp-client",
+        }
+    ]
+
+
+async def test_cross_app_refusal_is_one_clear_error() -> None:
+    idp = _Idp(400, {"error": "invalid_grant", "error_description": "Invalid ID token"})
+    try:
+        with pytest.raises(AgentError) as err:
+            await exchange_id_token(
+                _cross_app(idp_token_endpoint=f"{idp.url}/token"), "http://as", "http://r/mcp"
+            )
+    finally:
+        idp.close()
+    assert str(err.value) == (
+        "The identity provider refused the token exchange (HTTP 400, invalid_grant: Invalid "
+        "ID token); check idp_id_token and idp_client_id."
+    )
+    with pytest.raises(AgentError, match="could not be asked"):
+        await exchange_id_token(
+            _cross_app(idp_token_endpoint="http://127.0.0.1:9/token"), "http://as", "http://r"
+        )

@@ -205,6 +205,8 @@ class AgentSession:
             await p.aclose()
         if self.store is not None:
             self.store.close()
+        if self.runner.checkpoints is not None:
+            self.runner.checkpoints.store.close()  # its inotify watches
 
     def tools(self) -> list[Any]:
         from codingcode.tools.plan_mode import tools_for_mode
@@ -613,7 +615,7 @@ class AgentSession:
             self.project,
             model=model,
             provider=provider,
-            service=ToolService(inherited),
+            service=self.service.derive(inherited),
             agent=spec,
             mode=self.mode,
             sink=self.sink,

@@ -290,6 +290,28 @@ class CallRecord:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class NetworkRecord:
+    """One connection attempt through the sandbox's proxy, with the call it belongs to."""
+
+    call_id: str | None
+    time: float
+    method: str
+    host: str
+    port: int
+    allowed: bool
+    reason: str | None
+    setting: str | None
+    address: str | None
+    session: str | None = None
+    turn: int | None = None
+    tool: str | None = None
+    args: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
 class AuditUnavailableError(AgentError):
     """The audit database cannot be read (for ``codingcode audit``)."""
 
@@ -552,14 +574,82 @@ class AuditLog:
             ):
                 return
 
-    def query_network(self, *, call_id: str | None = None, limit: int = 50) -> list[Any]:
+    def query_network(
+        self,
+        *,
+        call_id: str | None = None,
+        limit: int = 50,
+        allowed: bool | None = None,
+        host: str | None = None,
+    ) -> list[Any]:
         """The proxy's connection records (newest last): (call_id, time, method, host, port,
-        allowed, reason, setting, address)."""
-        where, params = ([], []) if call_id is None else (["call_id = ?"], [call_id])
+        allowed, reason, setting, address). ``allowed``: only allowed (True) or refused
+        (False) ones; ``host``: a glob on the name."""
+        where: list[str] = []
+        params: list[Any] = []
+        if call_id is not None:
+            where.append("call_id = ?")
+            params.append(call_id)
+        if allowed is not None:
+            where.append("allowed = ?")
+            params.append(1 if allowed else 0)
+        if host is not None:
+            where.append("host GLOB ?")
+            params.append(host.lower())
         columns = [
             "call_id", "time", "method", "host", "port", "allowed", "reason", "setting", "address",
         ]  # fmt: skip
         return self._select("network_audit", columns, where, params, limit)
+
+    def network_records(
+        self,
+        *,
+        call_id: str | None = None,
+        limit: int = 50,
+        allowed: bool | None = None,
+        host: str | None = None,
+    ) -> list[NetworkRecord]:
+        """The proxy's connection records with the call each belongs to (its session, turn,
+        tool and arguments, from the call's first approval record), newest last."""
+        rows = self.query_network(call_id=call_id, limit=limit, allowed=allowed, host=host)
+        calls = self._calls_by_id({r[0] for r in rows if r[0]})
+        out = []
+        for r in rows:
+            session, turn, tool, args = calls.get(r[0] or "", (None, None, None, None))
+            out.append(
+                NetworkRecord(
+                    call_id=r[0], time=r[1], method=r[2], host=r[3], port=r[4],
+                    allowed=bool(r[5]), reason=r[6], setting=r[7], address=r[8],
+                    session=session, turn=turn, tool=tool, args=args,
+                )
+            )  # fmt: skip
+        return out
+
+    def _calls_by_id(self, ids: set[str]) -> dict[str, tuple[Any, Any, Any, Any]]:
+        if not ids or not self.path.exists():
+            return {}
+        found: dict[str, tuple[Any, Any, Any, Any]] = {}
+        try:
+            conn = self._reader()
+            try:
+                have = {row[1] for row in conn.execute("PRAGMA table_info(approval_audit)")}
+                if "call_id" not in have:
+                    return {}
+                for one in ids:  # each through the call_id index: linear in the rows shown
+                    row = conn.execute(
+                        "SELECT session, turn, tool, args FROM approval_audit WHERE call_id = ?"
+                        " ORDER BY id LIMIT 1",
+                        (one,),
+                    ).fetchone()
+                    if row is not None:
+                        found[one] = (row[0], row[1], row[2], _loads(row[3]))
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise AuditUnavailableError(
+                f"cannot read the audit log: {describe_failure(exc, self.path)}."
+            ) from None
+        return found
 
     def track(self, call: ToolCall, *, reports_exit_code: bool = False) -> CallTracker:
         """A context manager around one call that records its outcome (see :class:`CallTracker`)."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from codingcode.tools.declarations import Declaration, builtin_declaration
 from codingcode.tools.definition import ArgRole, Effect, ToolOrigin
 
 Action = Literal["allow", "deny", "ask", "continue"]
@@ -46,6 +47,25 @@ class ToolCall:
     origin: ToolOrigin = field(default_factory=ToolOrigin)
     #: Links this call's audit records (one per layer) to its outcome; "" when not run.
     call_id: str = ""
+
+    def __post_init__(self) -> None:
+        # A call made by hand (a library caller, a test) that declares nothing, of a built-in
+        # tool's name: judged as that tool's call, with the tool's own declaration.
+        if not self.arg_roles and self.effects is None and self.origin == ToolOrigin():
+            found = builtin_declaration(self.tool)
+            if found is not None:
+                object.__setattr__(self, "arg_roles", dict(found.arg_roles))
+                object.__setattr__(self, "effects", found.effects)
+                object.__setattr__(self, "origin", found.origin)
+
+    @property
+    def declaration(self) -> Declaration:
+        """What the tool declares, with roles inferred from the argument names for a tool
+        that declares none."""
+        from codingcode.approval.roles import call_roles
+
+        roles = call_roles(self.arg_roles, self.args, self.tool, self.origin.kind)
+        return Declaration(self.tool, roles, self.effects, self.origin)
 
     @property
     def cwd(self) -> Path:

@@ -25,6 +25,7 @@ from codingcode.approval.paths import lexical
 from codingcode.approval.presets import NAMES_ONLY
 from codingcode.capabilities import CapabilitySet
 from codingcode.sandbox.masks import MaskSpec
+from codingcode.tools.declarations import Lookup, builtin_declaration
 
 if TYPE_CHECKING:
     from codingcode.approval.call import ToolCall
@@ -117,15 +118,28 @@ def _word_paths(w: shell.Word, cwd: str) -> list[str]:
     return [lexical(text, cwd)]
 
 
-#: Deny rules of these tools name paths a command must not read: the sandbox masks them.
-#: (A write_file/edit_file deny rule is not a read mask: it would hide files the user
-#: only wanted kept unchanged.)
-_READ_RULE_TOOLS = frozenset({"read_file", "search_files"})
+def _reads_named_files(declared: Lookup, tool: str) -> bool:
+    """Deny rules of a tool that reads the files or directories its arguments name, and
+    writes nothing (read_file, search_files), name paths a command must not read: the
+    sandbox masks them. (A deny rule of a tool that writes is not a read mask: it would hide
+    files the user only wanted kept unchanged.)"""
+    found = declared(tool)
+    return (
+        found is not None
+        and found.origin.kind != "mcp"
+        and found.names_files
+        and found.effects is not None
+        and "reads" in found.effects
+        and not found.effects & {"writes", "runs"}
+    )
 
 
-def deny_rule_masks(rules: Iterable[Rule], project: Path) -> list[MaskSpec]:
+def deny_rule_masks(
+    rules: Iterable[Rule], project: Path, declared: Lookup = builtin_declaration
+) -> list[MaskSpec]:
     """The user's deny rules on read paths as sandbox masks (never exposed by an approval:
-    the rules refuse every call that names them). The sandbox gets patterns, not rules."""
+    the rules refuse every call that names them). The sandbox gets patterns, not rules.
+    ``declared``: what the tools the rules name declare (default: the built-ins)."""
     from codingcode.approval.rules import RuleSyntaxError, path_pattern, split_rule
 
     masks = []
@@ -136,7 +150,11 @@ def deny_rule_masks(rules: Iterable[Rule], project: Path) -> list[MaskSpec]:
             tool, spec = split_rule(rule.text)
         except RuleSyntaxError:
             continue
-        if tool not in _READ_RULE_TOOLS or spec is None or spec.strip() in ("", "*", "**"):
+        if (
+            spec is None
+            or spec.strip() in ("", "*", "**")
+            or not _reads_named_files(declared, tool)
+        ):
             continue
         if re.match(r"^[A-Za-z_][\w-]*:", spec) and "/" not in spec:
             continue  # a parameter rule (path:...), not a path

@@ -90,6 +90,12 @@ class ConfirmRequest:
     preset: bool = False
     #: What the sandbox will let this call do beyond its defaults, if allowed.
     capabilities: CapabilitySet = field(default=NO_CAPABILITIES)
+    #: The names the network policy refused to this call, when the question is whether to
+    #: allow them and run the command again (issue 16); then ``suggested_rule`` is the
+    #: per-program rule a grant saves, or the names themselves (``allowedDomains``).
+    network: tuple[str, ...] = ()
+    #: With ``network``: whether ``suggested_rule`` is a rule (else a list of names).
+    network_rule: bool = False
 
 
 @runtime_checkable
@@ -141,34 +147,61 @@ def _command(call: ToolCall) -> str | None:
     return first_with(roles, call.args, "command") if "command" in roles.values() else None
 
 
+def _leaves_plan_mode(call: ToolCall) -> bool:
+    """The tool changes the session's permission mode (exit_plan_mode: its ``mode`` effect)."""
+    return call.effects is not None and "mode" in call.effects
+
+
 def headline(call: ToolCall) -> str:
-    """What will happen, in plain words."""
+    """What will happen, in plain words (from what the tool declares, not its name)."""
     args = call.args
-    path = args.get("path")
+    declared = call.declaration
+    effects = declared.effects or frozenset()
+    path_arg = declared.arg_with("path")
+    path = args.get(path_arg) if path_arg is not None else None
     if _command(call) is not None:
         return "Run a command"
-    if call.tool == "edit_file":
-        return f"Edit {path}"
-    if call.tool == "write_file":
-        return f"Write {path}"
-    if call.tool == "fetch_url":
-        return f"Fetch {args.get('url')}"
-    if call.tool == "read_file":
+    if "writes" in effects and path_arg is not None and declared.arg_with("content"):
+        return f"Edit {path}" if declared.arg_with("old_text") else f"Write {path}"
+    url_arg = declared.arg_with("url")
+    if url_arg is not None and "network" in effects:
+        return f"Fetch {args.get(url_arg)}"
+    if path_arg is not None and effects == frozenset({"reads"}):
         return f"Read {path}"
-    if call.tool == "exit_plan_mode":
+    if "mode" in effects:
         return "Approve this plan and leave plan mode"
     return f"Use the tool {call.tool}"
 
 
+def request_headline(request: ConfirmRequest) -> str:
+    """The headline of a question: what a yes does."""
+    if request.network:
+        what = "this command" if _command(request.call) is not None else request.call.tool
+        return f"Let {what} reach {', '.join(request.network)} and run it again"
+    return headline(request.call)
+
+
+def grant_line(request: ConfirmRequest) -> str:
+    """What a 'yes' for the session or always saves, in words."""
+    if request.network and not request.network_rule:
+        return (
+            f"A 'yes' for the session or always allows {request.suggested_rule} to every "
+            "command (always: saved in sandbox.network.allowedDomains)"
+        )
+    return f"A 'yes' for the session or always saves: {request.suggested_rule}"
+
+
 def why_asked(request: ConfirmRequest) -> str:
     """Why the user is asked: the rule and its reason, or that nothing allowed the call."""
+    if request.network:
+        return request.reason
     if request.preset and request.rule:
         return f"the built-in rule {request.rule!r} asks: {request.reason}"
     if request.rule:
         return f"your rule {request.rule!r} asks ({request.reason})"
     if _command(request.call) is not None:
         return "this command may change files or run code, and no rule allows it"
-    if request.call.tool == "exit_plan_mode":
+    if _leaves_plan_mode(request.call):
         return "the model finished planning; yes ends plan mode so it can make the changes"
     return "no rule or mode allows this call"
 
@@ -196,21 +229,23 @@ def describe_call(call: ToolCall, *, max_lines: int = 60, color: bool = False) -
     args = call.args
     command = _command(call)
     if command is not None:
-        cwd = args.get("cwd")
+        cwd_arg = call.declaration.arg_with("cwd")
+        cwd = args.get(cwd_arg) if cwd_arg is not None else None
         where = f"  (in {cwd})" if cwd and cwd != "." else ""
         return f"$ {command}{where}"
-    if call.tool == "exit_plan_mode":
-        plan = str(args.get("plan", "")).splitlines()
+    if _leaves_plan_mode(call):
+        text = call.declaration.arg_with("text")
+        plan = str(args.get(text, "") if text is not None else "").splitlines()
         more = f"\n… {len(plan) - max_lines} more lines" if len(plan) > max_lines else ""
         return "\n".join(plan[:max_lines]) + more
-    if call.tool in ("edit_file", "write_file"):
-        from codingcode.approval.preview import preview
+    from codingcode.approval.preview import preview
 
-        seen = preview(call.tool, args, call.project_path)
-        if seen is not None and seen.diff is not None:
-            return seen.diff.render(max_lines=max_lines, color=color)
-        if seen is not None and seen.error:
-            return f"{call.tool} {args.get('path')}: {seen.error}"
+    declared = call.declaration
+    seen = preview(call.tool, args, call.project_path, declared)
+    if seen is not None and seen.diff is not None:
+        return seen.diff.render(max_lines=max_lines, color=color)
+    if seen is not None and seen.error:
+        return f"{call.tool} {args.get(declared.arg_with('path') or 'path')}: {seen.error}"
     return _cut(f"{call.tool} {json.dumps(args, ensure_ascii=False)}", 4000)
 
 
@@ -221,7 +256,7 @@ def _cut(text: str, limit: int) -> str:
 def question_text(request: ConfirmRequest, *, color: bool = False) -> str:
     """The whole question as plain text (no markup to eat the answer keys)."""
     lines = [
-        f"{headline(request.call)} ({request.call.tool})",
+        f"{request_headline(request)} ({request.call.tool})",
         describe_call(request.call, color=color),
     ]
     lines.append(f"Why you are asked: {why_asked(request)}.")
@@ -230,7 +265,7 @@ def question_text(request: ConfirmRequest, *, color: bool = False) -> str:
         lines.append(f"If allowed, the sandbox lets it: {caps}.")
     choices = offered(request)
     if any(a.grants for _, a, _ in choices):
-        lines.append(f"Rule a 'yes' for the session/always saves: {request.suggested_rule}")
+        lines.append(grant_line(request))
     lines.append("  ".join(f"{k}) {w}" for k, _, w in choices))
     return "\n".join(lines)
 

@@ -27,7 +27,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codingcode.approval.pipeline import HOOK, LayerResult, ToolCall
-from codingcode.config import Scope, Settings, SettingsError
+from codingcode.config import Scope, Settings, SettingsError, granting_sources, grants_apply
 
 PRE_TOOL_USE = "tool.approval.pre_use"
 POST_APPROVAL = "tool.approval.post"
@@ -129,7 +129,7 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
     from codingcode.approval.rules import pydantic_error
 
     hooks: list[CommandHook] = []
-    for f, data in settings.sources("hooks"):
+    for f, data, _ in granting_sources(settings, "hooks"):
         if not isinstance(data, dict):
             raise SettingsError(f"Invalid settings in {f.path}: hooks must be an object.")
         try:
@@ -155,7 +155,7 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
 
 def runnable_hooks(hooks: list[CommandHook], *, distrust_project: bool) -> list[CommandHook]:
     """The hooks that may run: the user's always, a project's only once trusted."""
-    return [h for h in hooks if h.scope is Scope.USER or (h.trusted and not distrust_project)]
+    return [h for h in hooks if grants_apply(h.scope, h.trusted, distrust_project=distrust_project)]
 
 
 # -- the bus -------------------------------------------------------------------------------

@@ -34,36 +34,13 @@ from codingcode.approval.confirm import (
 from codingcode.approval.paths import is_control_file, is_inside
 from codingcode.capabilities import NO_CAPABILITIES, CapabilitySet
 
-#: A2: exactly these pass the read-only whitelist.
-READ_ONLY_TOOLS = frozenset(
-    {
-        "read_file",
-        "search_code",
-        "search_files",
-        "fetch_url",
-        "web_search",
-        "dispatch_agent",
-        "todo_write",
-        # Reads what a background command of this session printed (it started approved).
-        "command_output",
-        # Loads deferred tools' schemas (and skills' tools) into the session: no effect.
-        "tool_search",
-    }
-)
-
 
 def is_read_only_tool(call: ToolCall) -> bool:
-    """On the read-only list, or a skill's tool (``skill_NAME``, made by codingcode from a
-    loaded skill: it returns the skill's instructions and does nothing else)."""
-    return call.tool in READ_ONLY_TOOLS or (
-        call.tool.startswith("skill_")
-        and call.origin.kind == "builtin"
-        and call.effects == frozenset()
-    )
-
-
-#: M2: what acceptEdits passes when every path it names is inside the project.
-EDIT_TOOLS = frozenset({"write_file", "edit_file", "todo_write"})
+    """A2: a built-in tool whose declared effects are only reading (files, the network) or
+    nothing outside the session (read_file, search_code, search_files, fetch_url,
+    web_search, dispatch_agent, todo_write, command_output, tool_search, a skill's tool).
+    Read from the tool's declaration (``ToolDefinition.effects``, ``origin``), never its name."""
+    return call.declaration.only_reads
 
 
 @dataclass
@@ -109,8 +86,6 @@ Precheck = Callable[[ToolCall], "str | None"]
 #: Whether the sandbox fully contains the call (no network, writes only to the project).
 Contained = Callable[[ToolCall], bool]
 SESSION = "SessionGrant"
-#: The plan-mode tool (codingcode.tools.plan_mode): in plan mode the user always decides it.
-EXIT_PLAN_MODE = "exit_plan_mode"
 
 
 @dataclass
@@ -119,6 +94,11 @@ class SessionGrants:
 
     rules: list[str] = field(default_factory=list)
     engine: Any = None
+    #: Names every call may reach for the rest of the session (a "session" answer after the
+    #: network policy blocked a command; issue 16, :mod:`codingcode.approval.network_ask`).
+    domains: list[str] = field(default_factory=list)
+    #: Where a run that cannot ask (headless) says what a blocked name needs; None: nowhere.
+    on_network_block: Callable[[str], None] | None = None
 
 
 class ApprovalPipeline:
@@ -164,6 +144,9 @@ class ApprovalPipeline:
         #: Set by the runner when PermissionRequest hooks exist; never asked about a call a
         #: preset rule asked about.
         self.permission_hooks: PermissionHooks | None = None
+        #: The names of the read-only tools there are (read from the registry by the
+        #: runner), for plan mode's refusal; None: the refusal names none.
+        self.read_only_names: Callable[[], list[str]] | None = None
 
     async def decide(self, call: ToolCall, *, dry_run: bool = False) -> Decision:
         """The decision for ``call``. ``dry_run``: prompt no one (ask stays ask), save nothing."""
@@ -402,28 +385,38 @@ class ApprovalPipeline:
                 return LayerResult(
                     MODE, "continue", "plan mode: a trusted MCP server marks this tool read-only"
                 )
-            if call.tool == EXIT_PLAN_MODE:
+            if call.effects is not None and "mode" in call.effects:  # exit_plan_mode
                 return LayerResult(
                     MODE, "continue", "plan mode: the user approves the plan, or not"
                 )
             if sticky is None and self.read_only is not None and self.read_only(call):
                 return LayerResult(MODE, "continue", "plan mode: a read-only command")
+            names = sorted(self.read_only_names()) if self.read_only_names is not None else []
+            listed = f" ({', '.join(names)})" if names else ""
             return LayerResult(
                 MODE,
                 "deny",
-                f"plan mode is on: only read-only tools may run ({', '.join(sorted(READ_ONLY_TOOLS))}); "
+                f"plan mode is on: only read-only tools may run{listed}; "
                 f"{call.tool} is not one of them. Leave plan mode to make changes.",
             )
         if sticky is not None:
             return LayerResult(MODE, "continue", f"{mode} mode cannot auto-allow what a rule asked")
         if mode == "bypass":
             return LayerResult(MODE, "allow", "bypass mode passes what no rule decided")
-        if mode == "acceptEdits" and call.tool in EDIT_TOOLS:
-            path = call.args.get("path")
-            if call.tool == "todo_write" or (
+        declared = call.declaration
+        if mode == "acceptEdits" and declared.writes_files and not declared.runs_commands:
+            # a tool that writes the files its arguments name (write_file, edit_file): every
+            # one of them inside the project, none a control file
+            paths = [
+                call.args.get(name)
+                for name, role in declared.arg_roles.items()
+                if role in ("path", "directory")
+            ]
+            if paths and all(
                 isinstance(path, str)
                 and is_inside(path, call.project_path)
                 and not is_control_file(path, call.project_path)
+                for path in paths
             ):
                 return LayerResult(MODE, "allow", "acceptEdits mode: an edit inside the project")
             return LayerResult(

@@ -1,4 +1,9 @@
-"""What an ``edit_file``/``write_file`` call will change, computed before anyone is asked.
+"""What a call that writes a file (``edit_file``, ``write_file``, or any tool declaring the
+same argument roles) will change, computed before anyone is asked.
+
+A tool whose declared effects include ``writes``, with a ``path`` argument and a ``content``
+argument, writes that content (a whole file); with an ``old_text`` argument too, it
+replaces that text with the content (an edit). What the tool is called does not matter.
 
 :func:`preview` reads the file (a regular file only, bounded) and applies the edit in
 memory exactly as the tool will (``tools.builtin.fs.apply_edit``: CRLF, BOM, encodings), so
@@ -16,8 +21,27 @@ from typing import Any
 
 from codingcode.diffs import MAX_DIFF_CHARS, Diff, unified
 from codingcode.errors import AgentError
+from codingcode.tools.declarations import Declaration, builtin_declaration
 
-EDIT_TOOLS = ("edit_file", "write_file")
+
+@dataclass(frozen=True)
+class _Change:
+    """Which arguments of a writing call say what it changes."""
+
+    path: str
+    content: str
+    #: The text an edit replaces; None for a write of the whole file.
+    old: str | None
+
+
+def _change(tool: str, args: dict[str, Any], declared: Declaration | None) -> _Change | None:
+    found = declared if declared is not None else builtin_declaration(tool)
+    if found is None or found.effects is None or "writes" not in found.effects:
+        return None
+    path, content = found.arg_with("path"), found.arg_with("content")
+    if path is None or content is None or not isinstance(args.get(path), str):
+        return None
+    return _Change(path, content, found.arg_with("old_text"))
 
 
 @dataclass(frozen=True)
@@ -55,33 +79,37 @@ def _read_text(path: Path) -> tuple[bytes | None, str | None]:
         return None, f"cannot read {path}: {exc.strerror}"
 
 
-def preview(tool: str, args: dict[str, Any], project: Path) -> Preview | None:
-    """The change an edit/write call will make; None for other tools or what cannot be read."""
-    if tool not in EDIT_TOOLS or not isinstance(args.get("path"), str):
+def preview(
+    tool: str, args: dict[str, Any], project: Path, declared: Declaration | None = None
+) -> Preview | None:
+    """The change a call that writes a file will make; None for other calls or what cannot
+    be read. ``declared``: the tool's declaration (default: the built-in's of that name)."""
+    change = _change(tool, args, declared)
+    if change is None:
         return None
     from codingcode.tools.builtin.fs import apply_edit, decode_text
 
-    path = Path(os.path.normpath(project / Path(args["path"]).expanduser()))
+    path = Path(os.path.normpath(project / Path(args[change.path]).expanduser()))
     shown = _shown(path, project)
     raw, problem = _read_text(path)
-    if tool == "write_file":
+    if change.old is None:  # a write of the whole file
         if problem == "is a directory":
-            return Preview(None, f"{shown} is a directory; write_file writes files.")
+            return Preview(None, f"{shown} is a directory; {tool} writes files.")
         if problem is not None:
             return None
-        content = str(args.get("content", ""))
+        content = str(args.get(change.content, ""))
         before = decode_text(raw)[0] if raw is not None else None
         return Preview(unified(before, content, shown))
-    # edit_file
+    # an edit: old text replaced by the content
     if problem == "is a directory":
-        return Preview(None, f"{shown} is a directory; edit_file edits files.")
+        return Preview(None, f"{shown} is a directory; {tool} edits files.")
     if problem is not None:
         return None
     if raw is None:
         return Preview(None, f"File not found: {shown}. To create a file, use write_file.")
     try:
         data, _, _ = apply_edit(
-            raw, str(args.get("old_string", "")), str(args.get("new_string", "")), shown
+            raw, str(args.get(change.old, "")), str(args.get(change.content, "")), shown
         )
     except AgentError as exc:
         return Preview(None, exc.message)
@@ -90,24 +118,34 @@ def preview(tool: str, args: dict[str, Any], project: Path) -> Preview | None:
     return Preview(unified(text_before, text_after, shown))
 
 
-def snapshot(tool: str, args: dict[str, Any], project: Path) -> str | None:
+def snapshot(
+    tool: str, args: dict[str, Any], project: Path, declared: Declaration | None = None
+) -> str | None:
     """The file's text before a change (for the diff after it); None when absent/unreadable."""
-    if tool not in EDIT_TOOLS or not isinstance(args.get("path"), str):
+    change = _change(tool, args, declared)
+    if change is None:
         return None
     from codingcode.tools.builtin.fs import decode_text
 
-    path = Path(os.path.normpath(project / Path(args["path"]).expanduser()))
+    path = Path(os.path.normpath(project / Path(args[change.path]).expanduser()))
     raw, _ = _read_text(path)
     return decode_text(raw)[0].replace("\r\n", "\n") if raw is not None else None
 
 
-def applied_diff(tool: str, args: dict[str, Any], project: Path, before: str | None) -> Diff | None:
+def applied_diff(
+    tool: str,
+    args: dict[str, Any],
+    project: Path,
+    before: str | None,
+    declared: Declaration | None = None,
+) -> Diff | None:
     """What a change that ran did: the file now against ``before``."""
-    if tool not in EDIT_TOOLS or not isinstance(args.get("path"), str):
+    change = _change(tool, args, declared)
+    if change is None:
         return None
     from codingcode.tools.builtin.fs import decode_text
 
-    path = Path(os.path.normpath(project / Path(args["path"]).expanduser()))
+    path = Path(os.path.normpath(project / Path(args[change.path]).expanduser()))
     raw, _ = _read_text(path)
     if raw is None:
         return None

@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from codingcode.tools.declarations import builtin_declaration
 from codingcode.tools.definition import ArgRole
 
 _BY_NAME: tuple[tuple[re.Pattern[str], ArgRole], ...] = (
@@ -69,22 +70,14 @@ def infer_arg_roles(schema: Mapping[str, Any] | None) -> dict[str, ArgRole]:
     return roles
 
 
-#: The built-ins' own declarations (tools/builtin/*), for a ToolCall made by hand without
-#: them (a library caller, a test): approval then judges it like the real tool's call.
-#: tests/approval/test_roles.py keeps this equal to the definitions.
-BUILTIN_ROLES: dict[str, dict[str, ArgRole]] = {
-    "read_file": {"path": "path"},
-    "write_file": {"path": "path", "content": "content"},
-    "edit_file": {"path": "path", "old_string": "text", "new_string": "content"},
-    "search_code": {"pattern": "text", "glob": "glob"},
-    "search_files": {"pattern": "glob", "path": "directory"},
-    "execute_command": {"command": "command", "cwd": "cwd"},
-    "fetch_url": {"url": "url"},
-    "web_search": {"query": "text"},
-    "todo_write": {},
-    "command_output": {},
-    "command_kill": {},
-}
+def __getattr__(name: str) -> Any:
+    """``BUILTIN_ROLES``: the built-ins' roles by name, read from their definitions (kept for
+    callers of the old table; approval itself asks :mod:`codingcode.tools.declarations`)."""
+    if name == "BUILTIN_ROLES":
+        from codingcode.tools.builtin import builtin_tools
+
+        return {d.name: dict(d.arg_roles) for d in builtin_tools()}
+    raise AttributeError(name)
 
 
 def call_roles(
@@ -98,8 +91,9 @@ def call_roles(
     argument names."""
     if declared:
         return dict(declared)
-    if origin_kind != "mcp" and tool in BUILTIN_ROLES:
-        return dict(BUILTIN_ROLES[tool])
+    builtin = builtin_declaration(tool) if origin_kind != "mcp" else None
+    if builtin is not None:
+        return dict(builtin.arg_roles)
     inferred: dict[str, ArgRole] = {}
     for name in args:
         role = role_by_name(str(name))

@@ -28,9 +28,11 @@ from codingcode.config import (
     Scope,
     Settings,
     SettingsError,
+    granting_sources,
     ignore_local_settings,
 )
 from codingcode.modes import PERMISSION_MODES
+from codingcode.tools.declarations import Lookup, builtin_declaration
 from codingcode.workspace import workspace_for
 
 if TYPE_CHECKING:
@@ -50,8 +52,11 @@ def build_pipeline(
     settings: Settings | None = None,
     assume_trusted: bool = False,
     workspace: Workspace | None = None,
+    declared: Lookup = builtin_declaration,
 ) -> tuple[ApprovalPipeline, str, list[str]]:
     """The pipeline for ``project``, the mode it runs in, and the project grants ignored.
+    ``declared``: what the tools the rules name declare (the runner's registry; default the
+    built-ins), which decides what each rule's SPEC means.
 
     ``assume_trusted`` (for ``check``'s comparison) applies untrusted allow rules and modes
     as if trusted, but still never runs an untrusted hook: a dry run executes no one's code.
@@ -60,6 +65,9 @@ def build_pipeline(
         workspace = workspace_for(project, workspace)
         settings = workspace.settings
     policy = policy or load_policy(project, settings)
+    # Rules made in code for this session (``--allowed-tools`` / ``--disallowed-tools``): in
+    # no settings file, so the re-read after an always/never answer must keep them.
+    session_rules = [r for r in policy.rules if r.scope is None]
     all_hooks = load_command_hooks(settings)
     distrust = not trust_project_grants
     ignored = policy.ignored_grants(distrust_project=distrust)
@@ -72,7 +80,7 @@ def build_pipeline(
         raise SettingsError(
             f"Unknown permission mode {effective!r}; choose one of: {', '.join(PERMISSION_MODES)}."
         )
-    engine = RuleEngine(policy.rules, project)
+    engine = RuleEngine(policy.rules, project, declared)
     bus = bus or HookBus()
     hooks = PreToolUseHooks(command_hooks, bus)
     log: AuditLog | None
@@ -95,7 +103,7 @@ def build_pipeline(
         rules = split_rules(text)
         try:
             for one in rules:  # all checked before any is written
-                RuleEngine([Rule(one, "allow")], project)
+                RuleEngine([Rule(one, "allow")], project, declared)
         except RuleSyntaxError as exc:
             raise ValueError(str(exc)) from None
         for one in rules:
@@ -103,8 +111,10 @@ def build_pipeline(
         if created:
             ignore_local_settings(path)  # personal answers stay out of git
         reread = workspace.reload().settings if workspace is not None else None
-        fresh = load_policy(project, reread).without_untrusted_grants(distrust_project=distrust)
-        state["engine"] = RuleEngine(fresh.rules, project)  # applies from the next call on
+        fresh = load_policy(project, reread)
+        fresh.rules.extend(session_rules)
+        fresh = fresh.without_untrusted_grants(distrust_project=distrust)
+        state["engine"] = RuleEngine(fresh.rules, project, declared)  # from the next call on
 
     def session_engine(texts: list[str]) -> RuleEngine:
         from codingcode.approval.grants import split_rules
@@ -112,7 +122,7 @@ def build_pipeline(
 
         try:
             rules = [Rule(one, "allow") for t in texts for one in split_rules(t)]
-            return RuleEngine(rules, project)
+            return RuleEngine(rules, project, declared)
         except RuleSyntaxError as exc:
             raise ValueError(str(exc)) from None
 
@@ -187,10 +197,10 @@ def approvals_settings(settings: Settings, distrust_project: bool) -> dict[str, 
     """The ``approvals`` section: user settings always, a project's only once trusted
     (what it holds grants: more commands unasked)."""
     merged: dict[str, Any] = {}
-    for f, value in settings.sources("approvals"):
-        if not isinstance(value, dict):
-            continue
-        if f.scope is not Scope.USER and (distrust_project or not f.trusted):
+    for _, value, applies in granting_sources(
+        settings, "approvals", distrust_project=distrust_project
+    ):
+        if not isinstance(value, dict) or not applies:
             continue
         for key, v in value.items():
             if key == "readOnlyCommands" and isinstance(v, dict):
@@ -202,8 +212,8 @@ def approvals_settings(settings: Settings, distrust_project: bool) -> dict[str, 
 
 def suggest_grant(call: ToolCall, engine: RuleEngine) -> str | None:
     """The narrowest useful rule for a grant (commands), else the engine's suggestion."""
-    if call.tool == "exit_plan_mode":
-        return None  # each plan is approved on its own
+    if call.effects is not None and "mode" in call.effects:
+        return None  # leaving plan mode (exit_plan_mode): each plan is approved on its own
     from codingcode.approval.roles import call_roles, first_with
 
     roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
@@ -241,5 +251,5 @@ def read_only_command(project: Path, approvals: dict[str, Any]) -> Callable[[Too
 def precheck_edit(call: ToolCall) -> str | None:
     from codingcode.approval.preview import preview
 
-    seen = preview(call.tool, call.args, call.project_path)
+    seen = preview(call.tool, call.args, call.project_path, call.declaration)
     return seen.error if seen is not None else None

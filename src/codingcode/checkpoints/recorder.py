@@ -130,5 +130,6 @@ def recorder_for(project: Path, settings: Settings, state_dir: Path) -> Checkpoi
         state_dir,
         max_file_size=int(config.maxFileSizeMB * 1024 * 1024),
         max_files=config.maxFiles,
+        watch=True,  # a session's store learns what changed from inotify
     )
     return CheckpointRecorder(store)

@@ -9,7 +9,9 @@ tells what the agent changed from what someone else changed since.
 
 Snapshots are incremental: one index per project keeps git's stat cache, so only files whose
 stat data changed are read again (``git ls-files --modified --others``, then ``update-index``
-on exactly those). Files over ``maxFileSizeMB`` are not stored, only their size and SHA-256,
+on exactly those). A session's store goes further: it watches the project with inotify
+(watch.py) and hands git only the paths that changed, falling back to the scan whenever the
+watcher cannot vouch for having seen everything. Files over ``maxFileSizeMB`` are not stored, only their size and SHA-256,
 and a restore names them. Symlinks and the executable bit are kept exactly; nested
 repositories (a directory with its own ``.git``) are skipped.
 
@@ -27,12 +29,13 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from codingcode.checkpoints.git import CheckpointError, ShadowGit
+from codingcode.checkpoints.watch import Changes, TreeWatcher
 from codingcode.errors import InvalidArgumentsError
 
 #: Defaults of the ``checkpoints`` settings (README: Checkpoints).
@@ -41,6 +44,11 @@ MAX_FILES = 100_000
 MAX_AGE_DAYS = 30
 MAX_STORE_MB = 2048
 LOCK_TIMEOUT_S = 30.0
+#: More changed paths than this since the last snapshot: a full stat-based scan is cheaper.
+MAX_WATCHED_CHANGES = 256
+#: inotify does not see writes through mmap, through a hard link from outside the project,
+#: or by another machine on a network filesystem: a full scan at least this often does.
+RESCAN_AFTER_S = 60.0
 ZERO = "0" * 40
 
 
@@ -137,6 +145,7 @@ class CheckpointStore:
         *,
         max_file_size: int = MAX_FILE_SIZE_MB * 1024 * 1024,
         max_files: int = MAX_FILES,
+        watch: bool = False,
     ) -> None:
         self.project = Path(os.path.realpath(project))
         self.dir = Path(os.path.abspath(state_dir / "checkpoints" / project_key(self.project)))
@@ -149,6 +158,20 @@ class CheckpointStore:
         self._found: dict[str, Checkpoint] = {}
         self._offset = 0
         self._tree_cache: tuple[tuple[int, ...], str] | None = None
+        #: A long-lived store (a session's) learns what changed from inotify (see watch.py).
+        self._watch = watch
+        self._watcher: TreeWatcher | None = None
+        #: The files kept by hash only, as of the last snapshot.
+        self._big: dict[str, BigFile] = {}
+        #: How many snapshots stat()ed the whole project (the rest used the watcher).
+        self.full_scans = 0
+        self._scanned_at = 0.0
+
+    def close(self) -> None:
+        """Stop watching the project (a store can still be used afterwards, scanning)."""
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
 
     # -- locking and set-up -------------------------------------------------------------
     @contextlib.contextmanager
@@ -196,8 +219,9 @@ class CheckpointStore:
             raise CheckpointError(f"cannot write {exclude}: {exc.strerror}.") from None
 
     # -- the log ------------------------------------------------------------------------
-    def _append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=True) + "\n"
+    def _append(self, *records: dict[str, Any]) -> None:
+        """Append records to the log in one write, synced (a crash loses none of them)."""
+        line = "".join(json.dumps(record, ensure_ascii=True) + "\n" for record in records)
         try:
             fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
@@ -305,26 +329,122 @@ class CheckpointStore:
 
     def _snapshot(self) -> tuple[str, dict[str, BigFile]]:
         """Bring the index up to date with the project and write its tree."""
-        fresh = not self.git.index.exists()
-        if fresh:
-            # Nothing is in the index yet: only the untracked walk is needed.
-            listed = self.git.listings(("ls-files", "-z", "--others", "--exclude-standard"))
+        if self._watcher is not None and self.git.index.exists():
+            changes = self._watcher.drain()
+            if changes is None or time.monotonic() - self._scanned_at > RESCAN_AFTER_S:
+                # It may have missed something (or it is time for the periodic scan):
+                # a new watcher, then a scan.
+                self.close()
+            elif (done := self._snapshot_changes(changes)) is not None:
+                return done
+        if self._watch and self._watcher is None:
+            self._start_watching()  # before the scan: whatever changes during it is seen
+        return self._snapshot_scan()
+
+    def _start_watching(self) -> None:
+        ignored = self._ignored_dirs()
+        try:
+            watcher = TreeWatcher(os.fsencode(self.project))
+        except OSError:
+            self._watch = False  # no inotify here: every snapshot scans
+            return
+        if watcher.watch(b"", ignored.__contains__):
+            self._watcher = watcher
         else:
-            # The untracked walk and the index's stat check run side by side.
-            listed = self.git.listings(
-                ("ls-files", "-z", "--others", "--exclude-standard"),
-                ("ls-files", "-z", "--modified", "--deleted"),
+            watcher.close()
+            self._watch = False  # too many directories to watch: scanning it is
+
+    def _ignored_dirs(self, *under: bytes) -> set[bytes]:
+        """The directories git ignores as a whole (at or below ``under``, else anywhere)."""
+        specs = [_literal(p) for p in under]
+        listed = self.git.run(
+            "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory",
+            *(["--", *specs] if specs else []),
+        ).stdout  # fmt: skip
+        return {p[:-1] for p in listed.split(b"\0") if p.endswith(b"/")}
+
+    def _snapshot_changes(self, changes: Changes) -> tuple[str, dict[str, BigFile]] | None:
+        """Bring the index up to date from the paths the watcher saw change (only those are
+        listed and read). None: a scan is needed instead."""
+        watcher = self._watcher
+        assert watcher is not None
+        paths, new_dirs = changes.paths, changes.new_dirs
+        changes.dirs |= new_dirs
+        for _ in range(4):
+            if not new_dirs:
+                break
+            # New directories are watched before they are listed, so a file made in one
+            # meanwhile is either listed now or reported by the next drain.
+            ignored = self._ignored_dirs(*new_dirs)
+            for directory in new_dirs - ignored:
+                if not watcher.watch(directory, ignored.__contains__):
+                    self.close()
+                    return None
+            more = watcher.drain()
+            if more is None:
+                self.close()
+                return None
+            paths |= more.paths
+            changes.dirs |= more.dirs
+            new_dirs = more.new_dirs - new_dirs
+        else:
+            return None
+        if len(paths) > MAX_WATCHED_CHANGES:
+            return None
+        if not paths:
+            return self._write_tree(), dict(self._big)
+        if not (changes.new_dirs or changes.dirs) and self._update_tracked(paths):
+            return self._write_tree(), dict(self._big)
+        listed = self.git.run(
+            "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--",
+            *(_literal(p) for p in paths),
+        ).stdout  # fmt: skip
+        update, too_big, found, dirs = self._sort(p for p in listed.split(b"\0") if p)
+        if dirs:
+            return None  # a file became a directory: the scan's fallback handles it
+        if update:
+            done = self.git.run(
+                "update-index", "--add", "--remove", "-z", "--stdin",
+                input=b"\0".join(update), check=False,
+            )  # fmt: skip
+            if done.returncode != 0:
+                return None
+        if too_big:
+            self.git.run(
+                "update-index", "--force-remove", "-z", "--stdin", input=b"\0".join(too_big)
             )
-        paths = list(dict.fromkeys(p for out in listed for p in out.split(b"\0") if p))
-        if fresh and len(paths) > self.max_files:
-            raise CheckpointError(
-                f"the project has more than {self.max_files:,} files to checkpoint "
-                "(`checkpoints.maxFiles` in settings); checkpoints are off for it."
-            )
+        big = {
+            name: info
+            for name, info in self._big.items()
+            if not any(_under(os.fsencode(name), p) for p in paths)
+        }
+        big.update(found)
+        self._big = big
+        return self._write_tree(), dict(big)
+
+    def _update_tracked(self, paths: set[bytes]) -> bool:
+        """The common case in one git process: every changed path is a file the index
+        already has (edited, or deleted). False: something else, nothing was changed."""
+        big = {os.fsencode(name) for name in self._big}
+        update, too_big, _, dirs = self._sort(sorted(paths))
+        if dirs or too_big or len(update) != len(paths) or big & paths:
+            return False
+        # Without --add, a path the index does not have fails the whole command.
+        done = self.git.run(
+            "update-index", "--remove", "-z", "--stdin", input=b"\0".join(update), check=False
+        )
+        return done.returncode == 0
+
+    def _sort(
+        self, paths: Iterable[bytes]
+    ) -> tuple[list[bytes], list[bytes], dict[str, BigFile], bool]:
+        """Split listed paths into index updates (files, links, deletions), files kept by
+        hash only, and say whether any listed path is now a directory."""
         root = os.fsencode(self.project)
         update: list[bytes] = []
         too_big: list[bytes] = []
         big: dict[str, BigFile] = {}
+        dirs = False
         for raw in paths:
             if raw.endswith(b"/"):
                 continue  # a nested repository: not snapshotted
@@ -342,6 +462,31 @@ class CheckpointStore:
                     big[os.fsdecode(raw)] = self._hash_big(Path(os.fsdecode(full)), st)
             elif stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
                 update.append(raw)
+            elif stat.S_ISDIR(st.st_mode):
+                dirs = True
+        return update, too_big, big, dirs
+
+    def _snapshot_scan(self) -> tuple[str, dict[str, BigFile]]:
+        """Find what changed by the index's stat data (every file is stat()ed)."""
+        self.full_scans += 1
+        self._scanned_at = time.monotonic()
+        fresh = not self.git.index.exists()
+        if fresh:
+            # Nothing is in the index yet: only the untracked walk is needed.
+            listed = self.git.listings(("ls-files", "-z", "--others", "--exclude-standard"))
+        else:
+            # The untracked walk and the index's stat check run side by side.
+            listed = self.git.listings(
+                ("ls-files", "-z", "--others", "--exclude-standard"),
+                ("ls-files", "-z", "--modified", "--deleted"),
+            )
+        paths = list(dict.fromkeys(p for out in listed for p in out.split(b"\0") if p))
+        if fresh and len(paths) > self.max_files:
+            raise CheckpointError(
+                f"the project has more than {self.max_files:,} files to checkpoint "
+                "(`checkpoints.maxFiles` in settings); checkpoints are off for it."
+            )
+        update, too_big, big, _ = self._sort(paths)
         if fresh or not update:
             pass
         else:
@@ -365,8 +510,8 @@ class CheckpointStore:
             self.git.run(
                 "update-index", "--force-remove", "-z", "--stdin", input=b"\0".join(too_big)
             )
-        tree = self._write_tree()
-        return tree, big
+        self._big = big
+        return self._write_tree(), dict(big)
 
     def _write_tree(self) -> str:
         """The index's tree; an index unchanged since the last call gives the same tree."""
@@ -394,6 +539,7 @@ class CheckpointStore:
             tree, big = self._snapshot()
             points = self.checkpoints()
             last = next((c for c in reversed(points) if c.session == session), None)
+            call = {"tool": tool, "summary": summary[:200], "session": session, "turn": turn}
             if (
                 kind == "before"
                 and last is not None
@@ -402,6 +548,7 @@ class CheckpointStore:
                 and last.kind == "before"
             ):
                 point = last
+                self._append({"type": "call", "checkpoint": point.id, **call})
             else:
                 commit = self.git.out(
                     "commit-tree", tree, "-m", f"codingcode checkpoint: {session} turn {turn}"
@@ -419,10 +566,9 @@ class CheckpointStore:
                         "turn": turn,
                         "kind": kind,
                         "big": {k: [v.size, v.sha256] for k, v in big.items()},
-                    }
+                    },
+                    {"type": "call", "checkpoint": point.id, **call},
                 )
-            call = {"tool": tool, "summary": summary[:200], "session": session, "turn": turn}
-            self._append({"type": "call", "checkpoint": point.id, **call})
             self.checkpoints()  # read back what was just logged (and anything before it)
             return self._found.get(point.id, point)
 
@@ -589,6 +735,15 @@ class CheckpointStore:
                 with contextlib.suppress(OSError):
                     total += os.lstat(os.path.join(root, name)).st_size
         return total
+
+
+def _literal(path: bytes) -> str:
+    """A pathspec naming exactly ``path`` (from the top, no wildcards)."""
+    return ":(top,literal)" + os.fsdecode(path)
+
+
+def _under(path: bytes, top: bytes) -> bool:
+    return path == top or path.startswith(top + b"/")
 
 
 def _remove_empty_parents(directory: Path, root: Path) -> None:

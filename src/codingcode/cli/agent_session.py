@@ -104,9 +104,7 @@ async def cli_session(
         for line in mcp.notes():
             notify(line)
         if hidden:
-            from codingcode.tools.service import ToolService
-
-            service = ToolService([d for d in service.list() if d.name not in hidden])
+            service = service.derive([d for d in service.list() if d.name not in hidden])
         session = open_session(
             project,
             model=spec,

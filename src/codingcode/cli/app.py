@@ -214,8 +214,9 @@ class TerminalConfirmerApp:
             Reply,
             describe_call,
             describe_capabilities,
-            headline,
+            grant_line,
             offered,
+            request_headline,
             why_asked,
         )
 
@@ -225,7 +226,7 @@ class TerminalConfirmerApp:
         if depth_of(session_id, self.view.root) > 0:
             who = f" (asked by sub-agent {session_id.rsplit('/', 1)[-1]})"
         title = Text("\n? ", style="bold yellow")
-        title.append(f"{headline(call)}{who}", style="bold")
+        title.append(f"{request_headline(request)}{who}", style="bold")
         title.append(f"  [{call.tool}]", style="dim")
         self.console.print(title)
         self.console.print(Text.from_ansi(describe_call(call, color=True)))
@@ -235,9 +236,7 @@ class TerminalConfirmerApp:
             self.console.print(Text(f"If allowed, the sandbox lets it: {caps}.", style="dim"))
         choices = offered(request)
         if any(a.grants for _, a, _ in choices):
-            self.console.print(
-                Text(f"A 'yes' for the session or always saves: {request.suggested_rule}")
-            )
+            self.console.print(Text(grant_line(request)))
         yes = [f"{k}) {w}" for k, a, w in choices if a.allows]
         no = [f"{k}) {w}" for k, a, w in choices if not a.allows]
         for row in (yes, no):  # whole lines: the keys are never cut or eaten
@@ -275,8 +274,9 @@ class TerminalConfirmerApp:
                 text = await line.prompt_async("Tell the model: ", handle_sigint=False)
                 return Reply(Answer.DENY, message=text.strip() or None)
             if answer.grants and request.suggested_rule:
+                what = "Names" if request.network and not request.network_rule else "Rule"
                 rule = await line.prompt_async(
-                    "Rule to save (edit it, Enter to save): ",
+                    f"{what} to save (edit it, Enter to save): ",
                     default=request.suggested_rule,
                     handle_sigint=False,
                 )

@@ -292,8 +292,23 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option("--outcome", help="With --calls: only ran, failed, cancelled or denied."),
         ] = None,
+        network: Annotated[
+            bool,
+            typer.Option(
+                "--network",
+                help="The sandbox proxy's connection attempts (allowed and refused), each with "
+                "the call it belongs to; --decision allow|deny keeps the allowed or the refused.",
+            ),
+        ] = False,
+        host: Annotated[
+            str | None, typer.Option("--host", help="With --network: only this name (a glob).")
+        ] = None,
+        call: Annotated[
+            str | None, typer.Option("--call", help="With --network: only this call's id.")
+        ] = None,
     ) -> None:
-        """The approval audit log: one record per layer decision (or per call), newest last."""
+        """The approval audit log: one record per layer decision (or per call, or per network
+        connection), newest last."""
         import datetime
 
         from codingcode.approval.audit import AuditLog
@@ -305,7 +320,20 @@ def register(app: typer.Typer) -> None:
         outcomes = ("ran", "failed", "cancelled", "denied")
         if outcome is not None and (outcome not in outcomes or not calls):
             fail(f"--outcome goes with --calls and is one of: {', '.join(outcomes)}.")
+        if (host is not None or call is not None) and not network:
+            fail("--host and --call go with --network.")
         log = AuditLog()
+        if network:
+            if calls or outcome is not None or tool is not None:
+                fail("--network shows connections; --calls, --outcome and --tool do not apply.")
+            if decision not in (None, "allow", "deny"):
+                fail("with --network, --decision is allow (connected) or deny (refused).")
+            allowed = None if decision is None else decision == "allow"
+            _print_network(
+                log.network_records(call_id=call, limit=limit, allowed=allowed, host=host),
+                as_json,
+            )
+            return
         if calls:
             if decision is not None:
                 fail("--decision filters the layer records; with --calls use --outcome.")
@@ -358,6 +386,31 @@ def _print_calls(records: list[Any], as_json: bool) -> None:
         )
     if not records and not as_json:
         typer.echo("no call records", err=True)
+
+
+def _print_network(records: list[Any], as_json: bool) -> None:
+    import datetime
+
+    for r in records:
+        if as_json:
+            typer.echo(json.dumps(r.to_json(), ensure_ascii=False))
+            continue
+        when = datetime.datetime.fromtimestamp(r.time).strftime("%Y-%m-%d %H:%M:%S")
+        verdict = "allowed" if r.allowed else "refused"
+        target = f"{r.host}:{r.port}" + (f" ({r.address})" if r.address else "")
+        why = f"  {r.reason}" if r.reason else ""
+        args = r.args if isinstance(r.args, dict) else {}
+        what = args.get("command") if isinstance(args.get("command"), str) else None
+        if what is None and r.args is not None:
+            what = json.dumps(r.args, ensure_ascii=False)
+        if what is not None and len(what) > 120:
+            what = what[:120] + "…"
+        owner = f"{r.session}#{r.turn} {r.tool}" if r.tool else "call"
+        short = (r.call_id or "?")[:12]
+        belongs = f"  [{owner} {short}{': ' + what if what else ''}]"
+        typer.echo(f"{when}  {verdict:8} {r.method:7} {target}{why}{belongs}")
+    if not records and not as_json:
+        typer.echo("no network records", err=True)
 
 
 def _scope_path(scope: str, project: Path) -> Path:

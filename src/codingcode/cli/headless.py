@@ -214,6 +214,9 @@ def run_headless(
             disallowed_tools=disallowed_tools,
         ) as session:
             reporter.root = session.session_id
+            if session.runner.pipeline is not None:
+                # A name the network policy blocked: no one can be asked, so say what to add.
+                session.runner.pipeline.session_grants.on_network_block = notify
             if output_format == "stream-json":
                 reporter.emit(init_record(session, resumed=resume is not None))
             sent = prompt
@@ -221,6 +224,15 @@ def run_headless(
                 for line in command.notes:
                     notify(line)
                 sent = (await command.prepare(session, notify)).text
+            elif (mcp_prompt := _mcp_prompt(prompt)) is not None:  # /server:prompt ARGS
+                from codingcode.errors import AgentError
+                from codingcode.mcp.prompts import prompt_command
+
+                try:
+                    sent = await prompt_command(session.service, *mcp_prompt)
+                except AgentError as exc:
+                    typer.echo(f"error: /{mcp_prompt[0]}: {exc.message}", err=True)
+                    return EXIT_BAD_INPUT
             try:
                 outcome = await run_with_sigint(session, sent)
             except ModelError as exc:
@@ -248,6 +260,20 @@ def run_headless(
         return EXIT_CODES.get(status, EXIT_ERROR)
 
     return anyio.run(main)
+
+
+def _mcp_prompt(text: str) -> tuple[str, str] | None:
+    """``("server:prompt", ARGS)`` when ``text`` is ``/server:prompt ARGS``."""
+    from codingcode.commands.invoke import (
+        is_command_line,
+        is_mcp_prompt_name,
+        split_command_line,
+    )
+
+    if not is_command_line(text):
+        return None
+    name, arguments = split_command_line(text)
+    return (name, arguments) if is_mcp_prompt_name(name) else None
 
 
 def init_record(session: AgentSession, *, resumed: bool) -> dict[str, Any]:

@@ -235,9 +235,10 @@ def login_command(
         _say(f"MCP server {name!r} is {refused}.")
         raise typer.Exit(1)
     oauth = config.entry.oauth
-    if not isinstance(oauth, bool) and oauth.grant_type == "client_credentials":
+    if not isinstance(oauth, bool) and oauth.grant_type != "authorization_code":
+        what = "client credentials" if oauth.grant_type == "client_credentials" else "grant"
         typer.echo(
-            f"MCP server {name!r} uses the client credentials of its entry: no browser "
+            f"MCP server {name!r} uses the {what} of its entry: no browser "
             "login is needed (tokens are fetched when a session connects)."
         )
         return

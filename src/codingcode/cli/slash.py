@@ -174,7 +174,7 @@ class SlashHandler:
         prepared = await invocation.prepare(session, self.note)
         return Result(prompt=prepared.text, after=after)
 
-    def cmd_help(self, arg: str) -> None:
+    async def cmd_help(self, arg: str) -> None:
         self.console.print(help_text(), highlight=False, markup=False)
         custom = self.custom.list()
         if custom:
@@ -183,6 +183,22 @@ class SlashHandler:
                 hint = f" {c.argument_hint}" if c.argument_hint else ""
                 lines.append(f"  /{c.name}{hint} — {c.description} ({c.source})")
             self.console.print("\n".join(lines), highlight=False, markup=False)
+        prompts = await self._mcp_prompts()
+        if prompts:
+            self.console.print(
+                "\n".join(["MCP prompts (/server:prompt ARGS):", *prompts]),
+                highlight=False,
+                markup=False,
+            )
+
+    async def _mcp_prompts(self) -> list[str]:
+        """``  /server:prompt ARGS — description`` of each running MCP server's prompts."""
+        from codingcode.mcp.prompts import prompt_commands
+
+        return [
+            f"  {name}{' ' + usage if usage else ''}{' — ' + about if about else ''}"
+            for name, usage, about in await prompt_commands(self.session.service)
+        ]
 
     def cmd_exit(self, arg: str) -> None:  # handled in command()
         pass
@@ -285,18 +301,36 @@ class SlashHandler:
             mark = "" if t.name in offered else "  (deferred: through tool_search)"
             self.console.print(f"{t.name:<28} {t.short_description}{mark}", markup=False)
 
-    def cmd_mcp(self, arg: str) -> None:
+    async def cmd_mcp(self, arg: str) -> None:
+        from codingcode.mcp.connection import ServerState
+        from codingcode.mcp.prompts import manager_of
+
         servers: dict[str, list[str]] = {}
         for t in self.session.service.list():
             if t.origin.kind == "mcp":
                 servers.setdefault(t.origin.server or "?", []).append(t.name)
-        if not servers:
+        manager = manager_of(self.session.service)
+        down = [
+            f"MCP server {c.name!r} {c.state.value}: {c.error or 'no reason given'}"
+            for c in (manager.servers.values() if manager is not None else ())
+            if c.state in (ServerState.SKIPPED, ServerState.FAILED, ServerState.NEEDS_LOGIN)
+        ]
+        prompts = await self._mcp_prompts()
+        if not servers and not down and not prompts:
             self.console.print(
                 "No MCP tools: none configured in .mcp.json, or the project is not trusted "
                 "(`codingcode mcp list` says which)."
             )
         for server, names in sorted(servers.items()):
             self.console.print(f"{server}: {', '.join(sorted(names))}", markup=False)
+        if prompts:
+            self.console.print(
+                "\n".join(["Prompts (/server:prompt ARGS):", *prompts]),
+                highlight=False,
+                markup=False,
+            )
+        for line in down:  # a server that failed, needs a login or was skipped: why
+            self.console.print(line, markup=False, highlight=False)
 
     def cmd_permissions(self, arg: str) -> None:
         from codingcode.approval.rules import load_policy

@@ -24,6 +24,12 @@ def is_command_line(text: str) -> bool:
     return len(head) > 1 and "/" not in head[1:]
 
 
+def is_mcp_prompt_name(name: str) -> bool:
+    """``server:prompt`` (what ``/server:prompt`` names: an MCP server's prompt)."""
+    server, sep, prompt = name.partition(":")
+    return bool(sep and server and prompt)
+
+
 def split_command_line(text: str) -> tuple[str, str]:
     """``/name rest…`` → (``name``, ``rest…``)."""
     parts = text.strip().split(maxsplit=1)
@@ -72,6 +78,8 @@ def find_invocation(project: Path, text: str) -> Invocation | None:
     name, arguments = split_command_line(text)
     registry = CommandRegistry.load(project)
     command = registry.get(name)
+    if command is None and is_mcp_prompt_name(name):
+        return None  # /server:prompt: the session's MCP servers answer it
     if command is None:
         error = unknown_command(name, registry)
         untrusted = [n for n in registry.notes if "until you trust" in n]

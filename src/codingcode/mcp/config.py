@@ -82,6 +82,10 @@ class StdioEntry(_Common):
     sandbox: bool = False
 
 
+#: The enterprise cross-app grant's ``grant_type`` (RFC 7523 JWT bearer, SEP-990).
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+
 class OAuthEntry(BaseModel):
     """``"oauth": {...}`` of an HTTP server: a pre-registered client and its options.
     Plain OAuth (discovery, dynamic registration) needs none of it."""
@@ -96,18 +100,33 @@ class OAuthEntry(BaseModel):
     callback_port: int | None = Field(default=None, gt=0, lt=65536)
     #: A client-ID metadata document URL (HTTPS), used when the server supports it.
     client_metadata_url: str | None = Field(default=None, pattern=r"^https://[^/]+/.+")
-    #: ``authorization_code`` (a person logs in: ``codingcode mcp login``) or
+    #: ``authorization_code`` (a person logs in: ``codingcode mcp login``),
     #: ``client_credentials`` (no person: ``client_id`` with ``client_secret``, or with
-    #: ``private_key_pem`` and ``signing_algorithm`` for a signed JWT assertion).
-    grant_type: Literal["authorization_code", "client_credentials"] = "authorization_code"
+    #: ``private_key_pem`` and ``signing_algorithm`` for a signed JWT assertion), or
+    #: :data:`JWT_BEARER` (the enterprise cross-app grant, SEP-990: the user's ID token from
+    #: the identity provider, ``idp_id_token``, is exchanged there for an identity assertion
+    #: grant that the server's authorization server ``issuer`` takes for a token).
+    grant_type: Literal[
+        "authorization_code",
+        "client_credentials",
+        "urn:ietf:params:oauth:grant-type:jwt-bearer",
+    ] = "authorization_code"
     private_key_pem: str | None = None
     signing_algorithm: str = "RS256"
-    #: How the client secret is sent to the token endpoint (client credentials).
+    #: How a client secret is sent to the token endpoint (any grant). Basic is the form
+    #: every authorization server must accept for a secret (RFC 6749, section 2.3.1).
     token_endpoint_auth_method: Literal["client_secret_basic", "client_secret_post"] = (
         "client_secret_basic"
     )
     #: The authorization server the client credentials belong to (its issuer URL).
     issuer: str | None = None
+    #: The cross-app grant's identity provider: its token endpoint (or its issuer, whose
+    #: OpenID configuration names the endpoint), our client there, and the user's ID token.
+    idp_token_endpoint: str | None = Field(default=None, pattern=r"^https?://")
+    idp_issuer: str | None = Field(default=None, pattern=r"^https?://")
+    idp_client_id: str | None = None
+    idp_client_secret: str | None = None
+    idp_id_token: str | None = None
 
     @model_validator(mode="after")
     def _grant_needs(self) -> OAuthEntry:
@@ -118,6 +137,16 @@ class OAuthEntry(BaseModel):
                 "grant_type client_credentials needs client_id and client_secret "
                 "(or private_key_pem)"
             )
+        if self.grant_type == JWT_BEARER:
+            missing = [
+                key
+                for key in ("client_id", "client_secret", "issuer", "idp_id_token")
+                if not getattr(self, key)
+            ]
+            if not (self.idp_token_endpoint or self.idp_issuer):
+                missing.append("idp_token_endpoint (or idp_issuer)")
+            if missing:
+                raise ValueError(f"grant_type {JWT_BEARER} needs {', '.join(missing)}")
         return self
 
 

@@ -12,6 +12,11 @@ timeout cancels exactly its request and the SDK sends ``notifications/cancelled`
   its last stderr lines); the next use starts it again. The session survives either way.
 * What a stdio server writes on stdout that is not JSON-RPC is reported once per server, in
   one line (the ``codingcode.mcp`` logger, a warning), and otherwise ignored.
+
+Split by job: one run of the server and how its failure is told (:mod:`.attempt`), what
+the server asks of us (:mod:`.server_requests`), and here the connection's life and the
+calls made through it, each with the entry's timeout and the caller's interrupt
+(:meth:`ServerConnection._interruptible`).
 """
 
 from __future__ import annotations
@@ -19,8 +24,6 @@ from __future__ import annotations
 import logging
 import tempfile
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
@@ -28,14 +31,17 @@ import anyio
 import mcp_types as types
 
 from codingcode import __version__
+from codingcode.cancel import CancelSignal
 from codingcode.errors import (
     AgentError,
     CancelledError,
     ToolFailureError,
     ToolTimeoutError,
 )
+from codingcode.mcp.attempt import Attempt, ServerState, describe_failure, innermost, stderr_tail
 from codingcode.mcp.config import DEFER_THRESHOLD, McpServerConfig
 from codingcode.mcp.results import render_result
+from codingcode.mcp.server_requests import ServerRequests
 from codingcode.mcp.tool_import import tool_definition
 from codingcode.mcp.transports import WatchedTransport, open_transport
 from codingcode.process import Launcher
@@ -43,38 +49,9 @@ from codingcode.tools.definition import ToolDefinition, ToolExecCtx
 
 #: Pages of tools/list we follow before deciding a server's cursor never ends.
 MAX_PAGES = 100
-_STDERR_TAIL_LINES = 8
 logger = logging.getLogger("codingcode.mcp")
 
-
-class ServerState(StrEnum):
-    STOPPED = "stopped"
-    STARTING = "starting"
-    READY = "ready"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    #: An HTTP server that wants an OAuth login nobody did (``codingcode mcp login NAME``).
-    NEEDS_LOGIN = "needs login"
-
-
-def _innermost(exc: BaseException) -> BaseException:
-    """The one real error inside nested single-member exception groups."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
-@dataclass
-class _Attempt:
-    """One run of a server: from start to exit."""
-
-    ready: anyio.Event = field(default_factory=anyio.Event)
-    ended: anyio.Event = field(default_factory=anyio.Event)
-    stop: anyio.Event = field(default_factory=anyio.Event)
-    refresh: anyio.Event = field(default_factory=anyio.Event)
-    client: Any = None
-    error: str | None = None
-    scope: anyio.CancelScope | None = None
+__all__ = ["MAX_PAGES", "ServerConnection", "ServerSet", "ServerState"]
 
 
 ToolsChanged = Callable[["ServerConnection"], None]
@@ -119,13 +96,14 @@ class ServerConnection:
         self.refreshes = 0
         self._tg = task_group
         self._on_tools_changed = on_tools_changed
-        self._attempt: _Attempt | None = None
+        self._attempt: Attempt | None = None
         self._start_lock = anyio.Lock()
         self._capabilities: Any = None
         #: Resource URIs the server said changed since they were last read (subscriptions).
         self.updated: set[str] = set()
         #: The first thing on its stdout that was not JSON-RPC (reported once), if any.
         self.noise: str | None = None
+        self._requests = ServerRequests(config, project, self.updated)
 
     @property
     def name(self) -> str:
@@ -146,7 +124,7 @@ class ServerConnection:
         self.error = reason
 
     # -- lifecycle ------------------------------------------------------------------
-    async def ensure_started(self) -> _Attempt:
+    async def ensure_started(self) -> Attempt:
         """The running attempt, starting (or restarting) the server if needed."""
         if self.state is ServerState.SKIPPED:
             raise ToolFailureError(f"MCP server {self.name!r} is {self.error}.")
@@ -155,7 +133,7 @@ class ServerConnection:
             if attempt is None or attempt.ended.is_set():
                 if attempt is not None:
                     self.restarts += 1
-                attempt = _Attempt()
+                attempt = Attempt()
                 self._attempt = attempt
                 self.state = ServerState.STARTING
                 self._tg.start_soon(self._own, attempt)
@@ -179,7 +157,7 @@ class ServerConnection:
                 attempt.scope.cancel()  # still starting: do not wait for its start-up timeout
             await attempt.ended.wait()
 
-    async def _own(self, attempt: _Attempt) -> None:
+    async def _own(self, attempt: Attempt) -> None:
         """The owner task: enters and leaves the SDK session, nothing else touches it."""
         from mcp.client.client import Client
 
@@ -187,7 +165,7 @@ class ServerConnection:
         with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
             await self._own_with_log(attempt, Client, errlog)
 
-    async def _own_with_log(self, attempt: _Attempt, Client: Any, errlog: IO[str]) -> None:
+    async def _own_with_log(self, attempt: Attempt, Client: Any, errlog: IO[str]) -> None:
         eof = anyio.Event()
         startup = self.config.entry.startup_timeout_ms / 1000
         auth = self.auth
@@ -222,10 +200,10 @@ class ServerConnection:
                         cache=None,
                         # Timeouts are ours: start-up by the watchdog, calls per call.
                         read_timeout_seconds=None,
-                        message_handler=self._message_handler(attempt),
-                        elicitation_callback=self._elicit,
-                        logging_callback=self._log,
-                        list_roots_callback=self._roots,
+                        message_handler=self._requests.message_handler(attempt),
+                        elicitation_callback=self._requests.elicit,
+                        logging_callback=self._requests.log,
+                        list_roots_callback=self._requests.roots,
                         client_info=types.Implementation(name="codingcode", version=__version__),
                     )
                     async with client:
@@ -248,15 +226,15 @@ class ServerConnection:
                             wait.start_soon(until, eof)
                             wait.start_soon(until, attempt.stop)
                         if eof.is_set() and not attempt.stop.is_set():
-                            attempt.error = "the server exited" + self._stderr_tail(errlog)
+                            attempt.error = "the server exited" + stderr_tail(errlog)
                         tg.cancel_scope.cancel()
         except Exception as exc:  # start-up failures, and a transport that broke later
             if attempt.ready.is_set():
-                inner = _innermost(exc)
+                inner = innermost(exc)
                 attempt.error = f"the connection failed: {type(inner).__name__}: {inner}"
             else:
-                attempt.error = self._describe_failure(exc)
-            attempt.error += self._stderr_tail(errlog)
+                attempt.error = describe_failure(exc, self.config.describe())
+            attempt.error += stderr_tail(errlog)
         finally:
             attempt.client = None
             if self._login_refused:
@@ -273,67 +251,10 @@ class ServerConnection:
             attempt.ready.set()
             attempt.ended.set()
 
-    # -- what the server asks of us ---------------------------------------------------------
-    async def _elicit(self, context: Any, params: Any) -> types.ElicitResult:
-        from codingcode.mcp.interaction import current
-
-        policy = self.config.entry.elicitation
-        if policy == "decline" or not isinstance(params, types.ElicitRequestFormParams):
-            return types.ElicitResult(action="decline")  # URL mode: we open no server's page
-        schema = dict(params.requested_schema)
-        return await current().elicit(self.name, params.message, schema, policy)
-
-    async def _log(self, params: types.LoggingMessageNotificationParams) -> None:
-        from codingcode.mcp.interaction import current
-
-        current().log(self.name, str(params.level), params.logger, params.data)
-
-    async def _roots(self, context: Any) -> types.ListRootsResult:
-        """The roots we announce: the project, nothing else."""
-        root = types.Root(uri=self.project.resolve().as_uri(), name=self.project.name)  # type: ignore[arg-type]
-        return types.ListRootsResult(roots=[root])
-
     def _refused(self) -> None:
         self._login_refused = True
 
-    def _describe_failure(self, exc: BaseException) -> str:
-        exc = _innermost(exc)
-        if isinstance(exc, FileNotFoundError):
-            return f"could not start {exc.filename or self.config.describe()!r}: command not found"
-        if isinstance(exc, OSError):
-            return f"could not start: {exc.strerror or exc}"
-        from mcp import MCPError
-
-        if isinstance(exc, MCPError):
-            return f"the server answered the handshake with an error: {exc}"
-        return f"it failed to start: {type(exc).__name__}: {exc}"
-
-    @staticmethod
-    def _stderr_tail(errlog: IO[str]) -> str:
-        try:
-            errlog.flush()
-            errlog.seek(0)
-            lines = [ln for ln in errlog.read()[-4000:].splitlines() if ln.strip()]
-        except (OSError, ValueError):
-            return ""
-        if not lines:
-            return ""
-        return " (its stderr ends: " + " | ".join(lines[-_STDERR_TAIL_LINES:]) + ")"
-
-    def _message_handler(self, attempt: _Attempt) -> Any:
-        async def handle(message: Any) -> None:
-            if isinstance(message, types.ToolListChangedNotification):
-                attempt.refresh.set()
-            elif (
-                isinstance(message, types.ResourceUpdatedNotification)
-                and len(self.updated) < 10_000
-            ):
-                self.updated.add(str(message.params.uri))
-            await anyio.lowlevel.checkpoint()
-
-        return handle
-
-    async def _refresher(self, attempt: _Attempt, client: Any) -> None:
+    async def _refresher(self, attempt: Attempt, client: Any) -> None:
         """Re-list the tools after each list_changed (requests never run in the handler)."""
         while True:
             await attempt.refresh.wait()
@@ -368,36 +289,15 @@ class ServerConnection:
     ) -> str:
         """Call one tool; text for the model, or an AgentError for every expected failure."""
         full = f"{self.name}:{tool}"
-        signal = ctx.signal if ctx is not None else None
-        outcome: str | AgentError | None = None
-        cancelled = False
-        with anyio.move_on_after(self.timeout):
-            async with anyio.create_task_group() as tg:
-                if signal is not None:
-
-                    async def watch() -> None:
-                        nonlocal cancelled
-                        await signal.wait()
-                        cancelled = True
-                        tg.cancel_scope.cancel()
-
-                    tg.start_soon(watch)
-                try:
-                    outcome = await self._call_once(full, tool, arguments)
-                except AgentError as exc:  # kept out of the task group's exception group
-                    outcome = exc
-                finally:
-                    tg.cancel_scope.cancel()
-        if cancelled:
-            raise CancelledError(f"{full} was cancelled; the server was told to stop.")
-        if outcome is None:
-            raise ToolTimeoutError(
+        return await self._interruptible(
+            lambda: self._call_once(full, tool, arguments),
+            ctx,
+            cancelled=f"{full} was cancelled; the server was told to stop.",
+            timed_out=(
                 f"{full} did not answer within {self.timeout:g} s; the request was cancelled "
                 f"(raise timeout_ms in the {self.name!r} server entry to wait longer)."
-            )
-        if isinstance(outcome, AgentError):
-            raise outcome
-        return outcome
+            ),
+        )
 
     async def _call_once(self, full: str, tool: str, arguments: dict[str, Any]) -> str:
         from pydantic import ValidationError
@@ -442,37 +342,62 @@ class ServerConnection:
         ``what``."""
         from mcp import MCPError
 
-        signal = ctx.signal if ctx is not None else None
+        async def run() -> _T:
+            attempt = await self.ensure_started()
+            try:
+                return await op(attempt.client)
+            except MCPError as exc:
+                said = " ".join(str(exc).split())
+                raise ToolFailureError(
+                    f"{what} failed: the server answered: {said[:1000]}"
+                ) from None
+
+        return await self._interruptible(
+            run,
+            ctx,
+            cancelled=f"{what} was cancelled; the server was told to stop.",
+            timed_out=f"{what} did not answer within {self.timeout:g} s.",
+        )
+
+    async def _interruptible(
+        self,
+        op: Callable[[], Awaitable[_T]],
+        ctx: ToolExecCtx | None,
+        *,
+        cancelled: str,
+        timed_out: str,
+    ) -> _T:
+        """``op()`` with the entry's timeout and the caller's interrupt (``ctx.signal``).
+        Either cancels the request (the SDK tells the server) and raises CancelledError
+        (``cancelled``) or ToolTimeoutError (``timed_out``); the AgentError ``op`` raises
+        is raised as it is (kept out of the task group's exception group)."""
+        signal: CancelSignal | None = ctx.signal if ctx is not None else None
         outcome: list[_T] = []
         failure: AgentError | None = None
-        cancelled = False
+        interrupted = False
         with anyio.move_on_after(self.timeout):
             async with anyio.create_task_group() as tg:
                 if signal is not None:
 
                     async def watch() -> None:
-                        nonlocal cancelled
+                        nonlocal interrupted
                         await signal.wait()
-                        cancelled = True
+                        interrupted = True
                         tg.cancel_scope.cancel()
 
                     tg.start_soon(watch)
-                try:  # errors kept out of the task group's exception group
-                    attempt = await self.ensure_started()
-                    outcome.append(await op(attempt.client))
+                try:
+                    outcome.append(await op())
                 except AgentError as exc:
                     failure = exc
-                except MCPError as exc:
-                    said = " ".join(str(exc).split())
-                    failure = ToolFailureError(f"{what} failed: the server answered: {said[:1000]}")
                 finally:
                     tg.cancel_scope.cancel()
+        if interrupted:
+            raise CancelledError(cancelled)
         if failure is not None:
             raise failure
-        if cancelled:
-            raise CancelledError(f"{what} was cancelled; the server was told to stop.")
         if not outcome:
-            raise ToolTimeoutError(f"{what} did not answer within {self.timeout:g} s.")
+            raise ToolTimeoutError(timed_out)
         return outcome[0]
 
     @property

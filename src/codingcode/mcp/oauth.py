@@ -38,7 +38,7 @@ import anyio
 import anyio.abc
 
 from codingcode.errors import AgentError, ToolFailureError
-from codingcode.mcp.config import HttpEntry, McpServerConfig, OAuthEntry
+from codingcode.mcp.config import JWT_BEARER, HttpEntry, McpServerConfig, OAuthEntry
 
 logger = logging.getLogger("codingcode.mcp")
 
@@ -173,7 +173,7 @@ class FileTokenStorage:
                 client_id=self.oauth.client_id,
                 client_secret=self.oauth.client_secret,
                 token_endpoint_auth_method=(
-                    "client_secret_post" if self.oauth.client_secret else "none"
+                    self.oauth.token_endpoint_auth_method if self.oauth.client_secret else "none"
                 ),
                 redirect_uris=None,
             )
@@ -344,7 +344,9 @@ def _client_metadata(
         software_id="codingcode",
         software_version=__version__,
         redirect_uris=[redirect_uri],  # type: ignore[list-item]
-        token_endpoint_auth_method="client_secret_post" if oauth.client_secret else "none",
+        token_endpoint_auth_method=oauth.token_endpoint_auth_method
+        if oauth.client_secret
+        else "none",
         scope=union_scopes(oauth.scope, wanted_scope),
     )
 
@@ -355,6 +357,8 @@ def headless_provider(config: McpServerConfig, on_refused: Callable[[], None] | 
     assert isinstance(config.entry, HttpEntry)
     if _oauth_entry(config).grant_type == "client_credentials":
         return client_credentials_provider(config)
+    if _oauth_entry(config).grant_type == JWT_BEARER:
+        return cross_app_provider(config)
     storage = FileTokenStorage(config, persist_client=False, headless=True)
     port = storage.stored_redirect_port() or _oauth_entry(config).callback_port or 1
     name = config.name
@@ -425,6 +429,99 @@ def client_credentials_provider(config: McpServerConfig) -> Any:
             scope=oauth.scope,
             issuer=oauth.issuer,
         )
+
+
+_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+_ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+_ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
+_IDP_TIMEOUT_S = 30.0
+_MAX_IDP_ANSWER = 1024 * 1024
+
+
+class _IdpRefused(ToolFailureError):
+    """The identity provider would not give an identity assertion grant."""
+
+
+async def exchange_id_token(oauth: OAuthEntry, audience: str, resource: str) -> str:
+    """Leg 1 of the cross-app grant (SEP-990): the user's ID token, exchanged at the identity
+    provider (RFC 8693 token exchange) for an identity assertion grant (ID-JAG) meant for
+    the authorization server ``audience`` and the MCP server ``resource``."""
+    import httpx2
+
+    assert oauth.idp_id_token is not None
+    async with httpx2.AsyncClient(timeout=_IDP_TIMEOUT_S, follow_redirects=False) as http:
+        endpoint = oauth.idp_token_endpoint
+        try:
+            if endpoint is None:
+                assert oauth.idp_issuer is not None
+                well_known = oauth.idp_issuer.rstrip("/") + "/.well-known/openid-configuration"
+                found = await http.get(well_known)
+                meta = found.json() if found.status_code == 200 else {}
+                endpoint = meta.get("token_endpoint") if isinstance(meta, dict) else None
+                if not isinstance(endpoint, str) or not endpoint.startswith(("https:", "http:")):
+                    raise _IdpRefused(
+                        f"The identity provider {oauth.idp_issuer} names no token endpoint "
+                        f"(HTTP {found.status_code} from {well_known}); set idp_token_endpoint."
+                    )
+            form = {
+                "grant_type": _TOKEN_EXCHANGE,
+                "subject_token": oauth.idp_id_token,
+                "subject_token_type": _ID_TOKEN,
+                "requested_token_type": _ID_JAG,
+                "audience": audience,
+                "resource": resource,
+            }
+            if oauth.idp_client_id:
+                form["client_id"] = oauth.idp_client_id
+            if oauth.idp_client_secret:
+                form["client_secret"] = oauth.idp_client_secret
+            answer = await http.post(endpoint, data=form)
+        except (httpx2.HTTPError, ValueError) as exc:
+            raise _IdpRefused(f"The identity provider could not be asked: {exc}") from None
+    body = answer.content[:_MAX_IDP_ANSWER]
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = {}
+    grant = data.get("access_token") if isinstance(data, dict) else None
+    if answer.status_code != 200 or not isinstance(grant, str) or not grant:
+        why = (
+            f"{data.get('error')}: {data.get('error_description', '')}".strip(": ")
+            if isinstance(data, dict) and data.get("error")
+            else body[:200].decode("utf-8", "replace")
+        )
+        raise _IdpRefused(
+            f"The identity provider refused the token exchange (HTTP {answer.status_code}"
+            f"{', ' + why if why else ''}); check idp_id_token and idp_client_id."
+        )
+    return grant
+
+
+def cross_app_provider(config: McpServerConfig) -> Any:
+    """The enterprise cross-app grant (SEP-990): leg 1 here (:func:`exchange_id_token`),
+    leg 2 (the RFC 7523 JWT bearer grant at the configured ``issuer``) by the SDK's
+    :class:`~mcp.client.auth.extensions.identity_assertion.IdentityAssertionOAuthProvider`.
+    The authorization server comes from the entry, never from the MCP server's metadata,
+    so a server cannot send the grant or the secret elsewhere."""
+    from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuthProvider
+
+    assert isinstance(config.entry, HttpEntry)
+    oauth = _oauth_entry(config)
+    assert oauth.client_id and oauth.client_secret and oauth.issuer
+
+    async def assertion(audience: str, resource: str) -> str:
+        return await exchange_id_token(oauth, audience, resource)
+
+    return IdentityAssertionOAuthProvider(
+        config.entry.url,
+        FileTokenStorage(config, persist_client=False),
+        oauth.client_id,
+        oauth.client_secret,
+        oauth.issuer,
+        assertion,
+        scope=oauth.scope,
+        token_endpoint_auth_method=oauth.token_endpoint_auth_method,
+    )
 
 
 def open_browser(url: str) -> None:

@@ -33,7 +33,14 @@ def bind(service: ToolService, manager: ServerSet | None) -> None:
 
 
 def manager_of(service: ToolService) -> ServerSet | None:
-    return _MANAGERS.get(service)
+    """The servers of ``service``, or of the one it was derived from (a sub-agent's)."""
+    current: ToolService | None = service
+    while current is not None:
+        manager = _MANAGERS.get(current)
+        if manager is not None:
+            return manager
+        current = current.derived_from
+    return None
 
 
 def offers_prompts(conn: ServerConnection) -> bool:
@@ -131,12 +138,13 @@ async def prompt_command(service: ToolService, command: str, line: str) -> str:
     return cap_text(f"{server}_{name}_prompt", render_messages(result))
 
 
-async def prompt_commands(service: ToolService) -> list[tuple[str, str]]:
-    """``(/server:prompt, description)`` of every running server's prompts (for /help)."""
+async def prompt_commands(service: ToolService) -> list[tuple[str, str, str]]:
+    """``(/server:prompt, argument usage, description)`` of every running server's prompts
+    (for /help and /mcp)."""
     manager = manager_of(service)
     if manager is None:
         return []
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, str]] = []
     for conn in manager.servers.values():
         if not offers_prompts(conn):
             continue
@@ -146,5 +154,8 @@ async def prompt_commands(service: ToolService) -> list[tuple[str, str]]:
             continue
         for p in prompts:
             about = " ".join((p.description or p.title or "").split())[:100]
-            out.append((f"/{conn.name}:{p.name}", about))
+            usage = " ".join(
+                f"{a.name}=…" if a.required else f"[{a.name}=…]" for a in p.arguments or []
+            )
+            out.append((f"/{conn.name}:{p.name}", usage, about))
     return out

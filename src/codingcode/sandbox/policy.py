@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from codingcode.config import Scope, Settings, SettingsError, SettingsFile
+from codingcode.config import Scope, Settings, SettingsError, SettingsFile, grants_apply
 from codingcode.sandbox.masks import MaskSpec
 from codingcode.sandbox.network.domains import DomainPolicy, pattern_problem
 
@@ -378,9 +378,11 @@ def _walk(
             found = Widening(entry, f"weakens sandbox.{entry.field} from {current[entry.field]!r}")
         if found is not None:
             widening.append(found)
-            if drop_untrusted and not entry.trusted:
+            if drop_untrusted and not grants_apply(entry.scope, entry.trusted):
                 continue
         if ranks is not None:
             current[entry.field] = entry.value
         kept.append(entry)
-    return kept, widening if not drop_untrusted else [w for w in widening if not w.entry.trusted]
+    if drop_untrusted:
+        widening = [w for w in widening if not grants_apply(w.entry.scope, w.entry.trusted)]
+    return kept, widening

@@ -92,9 +92,12 @@ class ToolAnnotations:
 #: ``path`` a file the tool reads or writes (by its effects), ``directory`` a tree it walks,
 #: ``glob`` a file-name pattern under the project (or under the ``directory`` argument),
 #: ``command`` a shell command line it runs, ``cwd`` the directory that command runs in,
-#: ``url`` an address it fetches, ``content`` text it writes into a file, ``text`` anything else
-#: worth scanning (a query, a prompt, a regex). Arguments without a role are plain values.
-ArgRole = Literal["path", "directory", "glob", "command", "cwd", "url", "content", "text"]
+#: ``url`` an address it fetches, ``content`` text it writes into a file, ``old_text`` the text
+#: in that file an edit replaces (with ``content``), ``text`` anything else worth scanning (a
+#: query, a prompt, a regex). Arguments without a role are plain values.
+ArgRole = Literal[
+    "path", "directory", "glob", "command", "cwd", "url", "content", "old_text", "text"
+]
 ARG_ROLES: tuple[ArgRole, ...] = (
     "path",
     "directory",
@@ -103,13 +106,15 @@ ARG_ROLES: tuple[ArgRole, ...] = (
     "cwd",
     "url",
     "content",
+    "old_text",
     "text",
 )
 
 #: What a call can do outside the session: read files, write files, run programs, use the
-#: network. An empty set: nothing outside the session (todo_write). ``None``: undeclared,
-#: which approval treats as "anything".
-Effect = Literal["reads", "writes", "runs", "network"]
+#: network; and ``mode``: change the session's permission mode (leave plan mode), which the
+#: user decides call by call. An empty set: nothing outside the session (todo_write).
+#: ``None``: undeclared, which approval treats as "anything".
+Effect = Literal["reads", "writes", "runs", "network", "mode"]
 
 
 @dataclass(frozen=True)

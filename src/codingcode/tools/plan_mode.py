@@ -93,6 +93,7 @@ def make_exit_plan_mode_tool(
         execute=execute,
         annotations=ToolAnnotations(),
         arg_roles={"plan": "text"},
-        effects=frozenset(),
+        # leaves plan mode: the user approves each plan, no rule does
+        effects=frozenset({"mode"}),
         origin=BUILTIN,
     )

@@ -55,6 +55,18 @@ def mcp_server_of(name: str) -> str | None:
     return server if sep and server and rest else None
 
 
+def server_of(definition: ToolDefinition) -> str | None:
+    """The MCP server a tool comes from: its origin says so (a field, not a character in
+    its name); a built-in has none; a tool registered by hand under a ``server:tool`` name
+    (no origin given) is taken at its name's word."""
+    origin = definition.origin
+    if origin.kind == "mcp":
+        return origin.server or mcp_server_of(definition.name)
+    if origin.kind == "builtin":
+        return None
+    return mcp_server_of(definition.name)
+
+
 def name_matches(name: str, patterns: Iterable[str]) -> bool:
     """Whether ``name`` equals a pattern or matches it as a case-sensitive glob."""
     return any(name == p or fnmatch.fnmatchcase(name, p) for p in patterns)
@@ -98,7 +110,7 @@ class ToolVisibilityPolicy:
         name = definition.name
         if self.allowed_tools is not None and not name_matches(name, self.allowed_tools):
             return False
-        server = mcp_server_of(name)
+        server = server_of(definition)
         if (
             server is not None
             and self.allowed_mcp_servers is not None
@@ -201,7 +213,7 @@ class SessionToolResolver:
                 f"{self.profile.name!r} and the visibility policy exclude it). Available "
                 f"tools: {', '.join(self.names()) or '(none)'}."
             )
-        why = self.service.missing(name) if self.service.missing is not None else None
+        why = self.service.why_missing(name)
         if why is not None:  # e.g. its MCP server failed to start or needs a login
             raise why
         raise NotFoundError(
@@ -213,7 +225,7 @@ class SessionToolResolver:
         pending = self.deferred()
         if not pending or not self._searching():
             return ""
-        servers = sorted({s for d in pending if (s := mcp_server_of(d.name))})
+        servers = sorted({s for d in pending if (s := server_of(d))})
         where = f" (MCP servers: {', '.join(servers)})" if servers else ""
         return (
             f"{len(pending)} more tools are available through {TOOL_SEARCH_NAME}{where}; "

@@ -32,8 +32,28 @@ class ToolService:
         #: Why a tool that is not registered cannot be called, when someone knows (the MCP
         #: client: its server failed or needs a login), instead of "Unknown tool".
         self.missing: Callable[[str], AgentError | None] | None = None
+        #: The service this one was made from with fewer tools (a sub-agent's, a run's
+        #: with --disallowed-tools): what is known there (``missing``, the MCP servers
+        #: ``/server:prompt`` reaches) holds here too.
+        self.derived_from: ToolService | None = None
         for t in tools:
             self.register(t)
+
+    def derive(self, tools: Iterable[ToolDefinition]) -> ToolService:
+        """A service with ``tools`` (some of this one's) that still knows what this one
+        knows about the tools it lacks."""
+        child = ToolService(tools)
+        child.derived_from = self
+        return child
+
+    def why_missing(self, name: str) -> AgentError | None:
+        """Why ``name`` (not registered) cannot be called, when someone knows."""
+        service: ToolService | None = self
+        while service is not None:
+            if service.missing is not None:
+                return service.missing(name)
+            service = service.derived_from
+        return None
 
     @classmethod
     def default(cls) -> ToolService:
@@ -58,7 +78,7 @@ class ToolService:
         try:
             return self._tools[name]
         except KeyError:
-            why = self.missing(name) if self.missing is not None else None
+            why = self.why_missing(name)
             if why is not None:
                 raise why from None
             raise UnknownToolError(self._unknown_tool_message(name)) from None

@@ -11,18 +11,13 @@ from typing import Any
 
 from codingcode.agent.model import ModelError
 from codingcode.agent.providers.base import (
-    MALFORMED,
-    RETRY_STATUSES,
+    EndpointWords,
     Failure,
     ModelClientSettings,
     WireNames,
-    context_limit,
-    error_message,
-    http_errors,
+    classify,
     http_timeout,
-    is_context_overflow,
     parse_arguments,
-    retry_after_seconds,
     stream_with_retries,
 )
 from codingcode.agent.transcript import Message, StreamEvent, TextDelta, TurnComplete, Usage
@@ -186,62 +181,37 @@ class AnthropicProvider:
         yield TurnComplete(Message("assistant", "".join(text), calls), stop, usage)
 
     def _classify(self, exc: Exception) -> Failure | None:
-        timeouts, transport = http_errors()
-        anthropic = self._sdk
-        where = self._client.base_url
-        if isinstance(exc, anthropic.APIStatusError):
-            status = exc.status_code
-            body = getattr(exc, "body", None)
-            error = body.get("error") if isinstance(body, dict) else None
-            kind = error.get("type") if isinstance(error, dict) else None
-            if is_context_overflow(exc):
-                return Failure(
-                    f"The conversation is too long for the model: {error_message(exc)}",
-                    overflow=True,
-                    context_limit=context_limit(exc),
-                )
-            return Failure(
-                f"The Anthropic API refused the request (HTTP {status}"
-                f"{', ' + str(kind) if kind else ''}): {error_message(exc)}",
-                retryable=status in RETRY_STATUSES
-                or status >= 500
-                or (status < 400 and kind in _RETRY_KINDS),  # an error event mid-stream
-                retry_after=retry_after_seconds(getattr(exc.response, "headers", None)),
-            )
-        if isinstance(exc, (anthropic.APITimeoutError, *timeouts)):
-            return Failure(
-                f"The Anthropic API at {where} did not answer in time (connect "
-                f"{self.settings.connect_timeout_s:g}s, read {self.settings.read_timeout_s:g}s: "
-                "model_client.connect_timeout_s / read_timeout_s in settings).",
-                retryable=True,
-            )
-        if isinstance(exc, anthropic.APIConnectionError):
-            return Failure(
-                f"Cannot reach the Anthropic API at {where}: {exc}. Check ANTHROPIC_BASE_URL "
-                "and your network.",
-                retryable=True,
-            )
-        if isinstance(exc, transport):
-            return Failure(
-                f"The connection to the Anthropic API at {where} broke: "
-                f"{type(exc).__name__}: {exc}.",
-                retryable=True,
-            )
-        if isinstance(exc, anthropic.AnthropicError):
-            return Failure(f"The Anthropic request failed: {exc}")
         if isinstance(exc, TypeError) and "authentication" in str(exc):
             # The SDK raises TypeError when it finds no credentials at request time.
             return Failure(
                 "No Anthropic credentials: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN, or "
                 "an Anthropic profile), and ANTHROPIC_BASE_URL for another endpoint."
             )
-        if isinstance(exc, MALFORMED):
-            return Failure(
-                f"The Anthropic API at {where} sent a malformed stream event "
-                f"({type(exc).__name__}: {str(exc)[:200]}); the answer was dropped."
-            )
-        return None
+        words = EndpointWords(
+            endpoint=f"Anthropic API at {self._client.base_url}",
+            short="Anthropic API",
+            request="Anthropic",
+            reach_hint="Check ANTHROPIC_BASE_URL and your network.",
+            piece="stream event",
+        )
+        return classify(
+            exc,
+            self._sdk,
+            self.settings,
+            words,
+            self._sdk.AnthropicError,
+            error_kind=_error_kind,
+            retry_kinds=_RETRY_KINDS,
+        )
 
 
 #: Error types in a stream's ``error`` event (HTTP 200 already sent) worth another try.
 _RETRY_KINDS = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+
+
+def _error_kind(exc: Any) -> str | None:
+    """The error type an Anthropic refusal's body names (``overloaded_error``, ...)."""
+    body = getattr(exc, "body", None)
+    error = body.get("error") if isinstance(body, dict) else None
+    kind = error.get("type") if isinstance(error, dict) else None
+    return str(kind) if kind else None

@@ -320,3 +320,79 @@ async def stream_with_retries(
             )
         retries += 1
         await anyio.sleep(wait)
+
+
+@dataclass(frozen=True)
+class EndpointWords:
+    """How one provider names its endpoint in the failures it reports (:func:`classify`)."""
+
+    #: "The {endpoint} did not answer", "Cannot reach the {endpoint}" (with its address).
+    endpoint: str
+    #: "The {short} refused the request".
+    short: str
+    #: "The {request} request failed".
+    request: str
+    #: Said after "Cannot reach ...": what to check.
+    reach_hint: str
+    #: What a malformed piece of the stream is called ("stream chunk", "stream event").
+    piece: str
+
+
+def classify(
+    exc: Exception,
+    sdk: Any,
+    settings: ModelClientSettings,
+    words: EndpointWords,
+    base_error: type[Exception],
+    *,
+    error_kind: Callable[[Any], str | None] | None = None,
+    retry_kinds: frozenset[str] = frozenset(),
+) -> Failure | None:
+    """One attempt's exception as a :class:`Failure` (None: not one the SDKs raise).
+
+    ``sdk`` is the SDK module (its ``APIStatusError``, ``APITimeoutError`` and
+    ``APIConnectionError``), ``base_error`` its base error class;
+    ``error_kind`` reads the error type a refusal's body names (said with the status), and a
+    refusal below 400 (an error event mid-stream) of a kind in ``retry_kinds`` is retried."""
+    timeouts, transport = http_errors()
+    if isinstance(exc, sdk.APIStatusError):
+        status = exc.status_code
+        if is_context_overflow(exc):
+            return Failure(
+                f"The conversation is too long for the model: {error_message(exc)}",
+                overflow=True,
+                context_limit=context_limit(exc),
+            )
+        kind = error_kind(exc) if error_kind is not None else None
+        return Failure(
+            f"The {words.short} refused the request (HTTP {status}"
+            f"{', ' + str(kind) if kind else ''}): {error_message(exc)}",
+            retryable=status in RETRY_STATUSES
+            or status >= 500
+            or (status < 400 and kind in retry_kinds),
+            retry_after=retry_after_seconds(getattr(exc.response, "headers", None)),
+        )
+    if isinstance(exc, (sdk.APITimeoutError, *timeouts)):
+        return Failure(
+            f"The {words.endpoint} did not answer in time (connect "
+            f"{settings.connect_timeout_s:g}s, read {settings.read_timeout_s:g}s: "
+            "model_client.connect_timeout_s / read_timeout_s in settings).",
+            retryable=True,
+        )
+    if isinstance(exc, sdk.APIConnectionError):
+        return Failure(
+            f"Cannot reach the {words.endpoint}: {exc}. {words.reach_hint}", retryable=True
+        )
+    if isinstance(exc, transport):
+        return Failure(
+            f"The connection to the {words.endpoint} broke: {type(exc).__name__}: {exc}.",
+            retryable=True,
+        )
+    if isinstance(exc, base_error):
+        return Failure(f"The {words.request} request failed: {exc}")
+    if isinstance(exc, MALFORMED):
+        return Failure(
+            f"The {words.endpoint} sent a malformed {words.piece} "
+            f"({type(exc).__name__}: {str(exc)[:200]}); the answer was dropped."
+        )
+    return None

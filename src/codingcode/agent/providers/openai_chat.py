@@ -14,18 +14,13 @@ from typing import Any
 
 from codingcode.agent.model import ModelError
 from codingcode.agent.providers.base import (
-    MALFORMED,
-    RETRY_STATUSES,
+    EndpointWords,
     Failure,
     ModelClientSettings,
     WireNames,
-    context_limit,
-    error_message,
-    http_errors,
+    classify,
     http_timeout,
-    is_context_overflow,
     parse_arguments,
-    retry_after_seconds,
     stream_with_retries,
 )
 from codingcode.agent.transcript import Message, StreamEvent, TextDelta, TurnComplete, Usage
@@ -172,48 +167,14 @@ class OpenAIChatProvider:
         yield TurnComplete(message, finish, usage)
 
     def _classify(self, exc: Exception) -> Failure | None:
-        timeouts, transport = http_errors()
-        openai = self._errors
-        where = self._client.base_url
-        if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
-            if is_context_overflow(exc):
-                return Failure(
-                    f"The conversation is too long for the model: {error_message(exc)}",
-                    overflow=True,
-                    context_limit=context_limit(exc),
-                )
-            return Failure(
-                f"The model endpoint refused the request (HTTP {status}): {error_message(exc)}",
-                retryable=status in RETRY_STATUSES or status >= 500,
-                retry_after=retry_after_seconds(getattr(exc.response, "headers", None)),
-            )
-        if isinstance(exc, (openai.APITimeoutError, *timeouts)):
-            return Failure(
-                f"The model endpoint {where} did not answer in time (connect "
-                f"{self.settings.connect_timeout_s:g}s, read {self.settings.read_timeout_s:g}s: "
-                "model_client.connect_timeout_s / read_timeout_s in settings).",
-                retryable=True,
-            )
-        if isinstance(exc, openai.APIConnectionError):
-            return Failure(
-                f"Cannot reach the model endpoint {where}: {exc}. Check OPENAI_BASE_URL and "
-                "that the server is running.",
-                retryable=True,
-            )
-        if isinstance(exc, transport):
-            return Failure(
-                f"The connection to the model endpoint {where} broke: {type(exc).__name__}: {exc}.",
-                retryable=True,
-            )
-        if isinstance(exc, openai.OpenAIError):
-            return Failure(f"The model request failed: {exc}")
-        if isinstance(exc, MALFORMED):
-            return Failure(
-                f"The model endpoint {where} sent a malformed stream chunk "
-                f"({type(exc).__name__}: {str(exc)[:200]}); the answer was dropped."
-            )
-        return None
+        words = EndpointWords(
+            endpoint=f"model endpoint {self._client.base_url}",
+            short="model endpoint",
+            request="model",
+            reach_hint="Check OPENAI_BASE_URL and that the server is running.",
+            piece="stream chunk",
+        )
+        return classify(exc, self._errors, self.settings, words, self._errors.OpenAIError)
 
 
 def _with_name(schema: dict[str, Any], name: str) -> dict[str, Any]:

@@ -3,15 +3,17 @@
 A rule is ``TOOL`` or ``TOOL(SPEC)`` with an action (allow / ask / deny) and a priority:
 
 - ``TOOL`` is a glob over the tool name: ``execute_command``, ``*``, ``github:*``;
-- for ``execute_command`` SPEC is a command pattern matched against *every simple command*
-  of the line (after the shell analysis): ``git push *`` (`` *`` at the end: any
-  arguments, or none), ``npm run test:*`` (the same);
-- for the file tools (``read_file``, ``write_file``, ``edit_file``, ``search_files``) SPEC is
-  a path glob: ``src/**`` (relative to the project), ``/abs/**``, ``~/x``, ``**/secrets/**``
-  (any depth, anywhere); a deny or ask rule for a file tool also covers the paths a shell
-  command names;
-- ``fetch_url(domain:example.com)`` (``domain:*.example.com`` for the subdomains), or a
-  URL glob;
+- what SPEC means comes from the tool's declared argument roles
+  (:mod:`codingcode.tools.declarations`), never from its name:
+- for a tool that runs a command line (``execute_command``) SPEC is a command pattern
+  matched against *every simple command* of the line (after the shell analysis):
+  ``git push *`` (`` *`` at the end: any arguments, or none), ``npm run test:*`` (the same);
+- for a tool whose argument names a file, a directory or a file-name glob (``read_file``,
+  ``write_file``, ``edit_file``, ``search_files``, ``search_code``) SPEC is a path glob:
+  ``src/**`` (relative to the project), ``/abs/**``, ``~/x``, ``**/secrets/**`` (any depth,
+  anywhere); a deny or ask rule for such a tool also covers the paths a shell command names;
+- for a tool that fetches a URL, ``fetch_url(domain:example.com)`` (``domain:*.example.com``
+  for the subdomains), or a URL glob;
 - ``TOOL(name:glob)`` matches one top-level argument; any other SPEC is a glob matched
   against each top-level string argument.
 
@@ -41,8 +43,6 @@ from codingcode.approval.rules.store import presets_match as presets_match
 from codingcode.approval.rules.store import remove_rule as remove_rule
 from codingcode.approval.rules.store import settings_path_for as settings_path_for
 from codingcode.approval.rules.suggest import suggest_rule as suggest_rule
-from codingcode.approval.rules.syntax import FILE_TOOLS as FILE_TOOLS
-from codingcode.approval.rules.syntax import PRIMARY_ARG as PRIMARY_ARG
 from codingcode.approval.rules.syntax import Rule as Rule
 from codingcode.approval.rules.syntax import RuleAction as RuleAction
 from codingcode.approval.rules.syntax import RuleSyntaxError as RuleSyntaxError

@@ -19,7 +19,8 @@ from codingcode.approval.rules.matching import (
     _RuleSet,
 )
 from codingcode.approval.rules.suggest import suggest_rule
-from codingcode.approval.rules.syntax import FILE_TOOLS, Rule, split_rule
+from codingcode.approval.rules.syntax import Rule, split_rule
+from codingcode.tools.declarations import Declaration, Lookup, builtin_declaration
 from codingcode.tools.definition import ArgRole
 
 _STRICTNESS = {"deny": 0, "ask": 1, "allow": 2}
@@ -34,10 +35,16 @@ class _ToolPlan:
 
 
 class RuleEngine:
-    """The preset rules, then the user's rules: compiled once, decided in microseconds."""
+    """The preset rules, then the user's rules: compiled once, decided in microseconds.
 
-    def __init__(self, rules: Iterable[Rule], project: Path) -> None:
+    ``declared`` says what each tool a rule names declares (its argument roles decide what
+    the rule's SPEC means); by default the built-ins' declarations."""
+
+    def __init__(
+        self, rules: Iterable[Rule], project: Path, declared: Lookup = builtin_declaration
+    ) -> None:
         self.project = Path(project)
+        self.declared = declared
         ordered = sorted(
             enumerate(rules), key=lambda p: (-p[1].priority, _STRICTNESS[p[1].action], p[0])
         )
@@ -54,11 +61,12 @@ class RuleEngine:
                 self._by_tool.setdefault(tool, []).append(i)
         self._compiled_cache: dict[int, _Compiled] = {}
         self._plans: dict[str, _ToolPlan] = {}
+        self._place_rule_indices: list[int] | None = None
 
     def _compiled(self, i: int) -> _Compiled:
         found = self._compiled_cache.get(i)
         if found is None:
-            found = _compile(self.rules[i], i, self.project)
+            found = _compile(self.rules[i], i, self.project, self.declared)
             self._compiled_cache[i] = found
         return found
 
@@ -80,9 +88,7 @@ class RuleEngine:
                 ]
             files = []
             if runs_commands:
-                literal_file_rules = sorted(
-                    i for t in (*FILE_TOOLS, "search_code") for i in self._by_tool.get(t, ())
-                )
+                literal_file_rules = self._place_rules()
                 files = [
                     replace(c, kind="shellpath")
                     for c in map(self._compiled, literal_file_rules)
@@ -92,6 +98,18 @@ class RuleEngine:
             if len(self._plans) < 4096:
                 self._plans[key] = plan
         return plan
+
+    def _place_rules(self) -> list[int]:
+        """The literal rules of tools whose arguments name places on disk (by their
+        declarations), in order; found once."""
+        if self._place_rule_indices is None:
+            found = []
+            for tool, indices in self._by_tool.items():
+                d = self.declared(tool)
+                if d is not None and d.origin.kind != "mcp" and d.names_places:
+                    found.extend(indices)
+            self._place_rule_indices = sorted(found)
+        return self._place_rule_indices
 
     # -- the layer ------------------------------------------------------------------
     def evaluate(self, call: ToolCall) -> LayerResult:
@@ -182,7 +200,8 @@ class RuleEngine:
 
     # -- always / never ---------------------------------------------------------------
     def suggest(self, call: ToolCall) -> str | None:
-        return suggest_rule(call)
+        found = self.declared(call.tool) or Declaration(call.tool, origin=call.origin)
+        return suggest_rule(call, found)
 
 
 def _command_paths(analysis: shell.Analysis) -> list[str]:

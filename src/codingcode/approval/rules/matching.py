@@ -12,8 +12,9 @@ from urllib.parse import urlsplit
 
 from codingcode.approval.call import ToolCall
 from codingcode.approval.paths import glob_to_regex, home_dir, lexical, spellings
-from codingcode.approval.roles import call_roles
-from codingcode.approval.rules.syntax import FILE_TOOLS, PRIMARY_ARG, Rule, split_rule
+from codingcode.approval.roles import call_roles, first_with
+from codingcode.approval.rules.syntax import Rule, split_rule
+from codingcode.tools.declarations import PATH_ROLES, Lookup, builtin_declaration
 
 
 @dataclass(frozen=True)
@@ -63,17 +64,26 @@ def path_pattern(spec: str, project: Path) -> str:
     return str(project).rstrip("/") + "/" + (spec[2:] if spec.startswith("./") else spec)
 
 
-def _compile(rule: Rule, index: int, project: Path) -> _Compiled:
-    return replace(_compile_kind(rule, index, project), spec=split_rule(rule.text)[1] or "")
+def _compile(
+    rule: Rule, index: int, project: Path, declared: Lookup = builtin_declaration
+) -> _Compiled:
+    """``declared`` says what the rule's tool declares: its argument roles decide what the
+    SPEC means (a command pattern, a path glob, a URL), never its name."""
+    compiled = _compile_kind(rule, index, project, declared)
+    return replace(compiled, spec=split_rule(rule.text)[1] or "")
 
 
-def _compile_kind(rule: Rule, index: int, project: Path) -> _Compiled:
+def _compile_kind(rule: Rule, index: int, project: Path, declared: Lookup) -> _Compiled:
     tool, spec = split_rule(rule.text)
     literal = not any(c in tool for c in "*?[")
     tool_re = None if literal else re.compile(fnmatch.translate(tool))
     if spec is None or spec == "*":
         return _Compiled(rule, index, tool_re, literal, "all", "")
-    if literal and tool == "execute_command":
+    found = declared(tool) if literal else None
+    # An MCP tool's rules stay plain value globs: its server's word is not a declaration.
+    if found is not None and found.origin.kind == "mcp":
+        found = None
+    if found is not None and found.runs_commands:
         return _Compiled(rule, index, tool_re, literal, "command", _command_regex(spec))
     if spec.startswith("domain:"):
         host = spec[len("domain:") :].lower()
@@ -82,7 +92,7 @@ def _compile_kind(rule: Rule, index: int, project: Path) -> _Compiled:
             rx = r"(?:[^.]+\.)+" + re.escape(host[2:])
         return _Compiled(rule, index, tool_re, literal, "domain", rx)
     param = re.match(r"^([A-Za-z_][\w-]*):(.*)$", spec)
-    if param and not (literal and tool in FILE_TOOLS and "/" in spec):
+    if param and not (found is not None and found.names_files and "/" in spec):
         return _Compiled(
             rule,
             index,
@@ -91,7 +101,7 @@ def _compile_kind(rule: Rule, index: int, project: Path) -> _Compiled:
             f"param:{param.group(1)}",
             fnmatch.translate(param.group(2))[:-2],
         )
-    if literal and (tool in FILE_TOOLS or tool == "search_code"):
+    if found is not None and found.names_places:
         return _Compiled(
             rule,
             index,
@@ -101,7 +111,7 @@ def _compile_kind(rule: Rule, index: int, project: Path) -> _Compiled:
             "",  # made from the glob when a call first needs it
             path_pattern(spec, project),
         )
-    if literal and tool == "fetch_url":
+    if found is not None and "url" in found.arg_roles.values():
         return _Compiled(rule, index, tool_re, literal, "url", fnmatch.translate(spec)[:-2])
     return _Compiled(rule, index, tool_re, literal, "value", fnmatch.translate(spec)[:-2])
 
@@ -231,22 +241,20 @@ def _subjects(kind: str, call: ToolCall) -> list[str]:
         return [] if v is None else [v if isinstance(v, str) else json.dumps(v)]
     if kind == "path":
         roles = call_roles(call.arg_roles, args, call.tool, call.origin.kind)
-        v = next(
-            (
-                args[n]
-                for want in ("path", "directory", "glob")
-                for n, r in roles.items()
-                if r == want and n in args
-            ),
-            args.get(PRIMARY_ARG.get(call.tool, "path")),
+        name, role = next(
+            ((n, r) for want in PATH_ROLES for n, r in roles.items() if r == want and n in args),
+            ("path", "path"),
         )
+        v = args.get(name)
         if not isinstance(v, str):
             return []
-        if call.tool == "search_code":
+        if role == "glob":  # a file-name pattern: matched as written, and made absolute
             return [v, lexical(v, call.project_path)]
         return list(spellings(v, call.project_path))
+    if kind in ("domain", "url"):
+        roles = call_roles(call.arg_roles, args, call.tool, call.origin.kind)
+        v = first_with(roles, args, "url") or args.get("url")
     if kind == "domain":
-        v = args.get("url")
         if not isinstance(v, str):
             return []
         try:
@@ -255,7 +263,6 @@ def _subjects(kind: str, call: ToolCall) -> list[str]:
             return []
         return [host.lower()]
     if kind == "url":
-        v = args.get("url")
         return [v] if isinstance(v, str) else []
     if kind == "value":
         return [v for v in args.values() if isinstance(v, str)]

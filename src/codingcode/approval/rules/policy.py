@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codingcode.approval.rules.matching import _compile, _regex_of
 from codingcode.approval.rules.syntax import Rule, RuleAction, RuleSyntaxError, check_rule
-from codingcode.config import Scope, Settings, SettingsError
+from codingcode.config import Scope, Settings, SettingsError, granting_sources, grants_apply
 
 
 class RuleObject(BaseModel):
@@ -66,9 +66,7 @@ class Policy:
         """
 
         def granted(trusted: bool, scope: Scope | None) -> bool:
-            if scope in (Scope.USER, None):
-                return True
-            return trusted and not distrust_project
+            return grants_apply(scope, trusted, distrust_project=distrust_project)
 
         kept = [r for r in self.rules if r.action != "allow" or granted(r.trusted, r.scope)]
         mode, scope, trusted = self.default_mode, self.default_mode_scope, self.default_mode_trusted
@@ -124,7 +122,7 @@ def load_policy(project: Path, settings: Settings | None = None) -> Policy:
 
         settings = workspace_for(project, None).settings
     policy = Policy()
-    for f, data in settings.sources("permissions"):
+    for f, data, _ in granting_sources(settings, "permissions"):
         rules, mode = rules_from_section(data, f.scope, f.path, f.trusted)
         policy.rules.extend(rules)
         if mode is not None:

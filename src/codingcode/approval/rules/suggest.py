@@ -8,7 +8,8 @@ from urllib.parse import urlsplit
 from codingcode.approval import shell
 from codingcode.approval.call import ToolCall
 from codingcode.approval.paths import lexical
-from codingcode.approval.rules.syntax import FILE_TOOLS
+from codingcode.approval.roles import first_with
+from codingcode.tools.declarations import Declaration
 
 #: Programs whose first word(s) after the name are a sub-command worth keeping in a rule.
 _SUBCOMMAND_DEPTH = {
@@ -45,12 +46,19 @@ _SUBCOMMAND_DEPTH = {
 _RUN_WORDS = frozenset({"run", "exec", "compose", "x"})
 
 
-def suggest_rule(call: ToolCall) -> str | None:
-    """A generalised rule for an always/never answer (shown to the user before saving)."""
+def suggest_rule(call: ToolCall, declared: Declaration | None = None) -> str | None:
+    """A generalised rule for an always/never answer (shown to the user before saving),
+    shaped by what the tool declares (``declared``, as the rule engine will read the rule;
+    by default the call's own declaration): a command prefix for a tool that runs a command
+    line, a directory glob for one that names a file or a directory, a domain for one that
+    fetches a URL, else the tool's name."""
     tool = call.tool
-    if tool == "execute_command":
-        command = call.args.get("command")
-        if not isinstance(command, str):
+    if declared is None:
+        declared = Declaration(tool, call.arg_roles, call.effects, call.origin)
+    roles = declared.arg_roles
+    if declared.runs_commands and call.origin.kind != "mcp":
+        command = first_with(roles, call.args, "command")
+        if command is None:
             return None
         analysis = shell.analyze(command, lexical(str(call.cwd), call.project_path))
         if analysis.opaque:
@@ -59,31 +67,32 @@ def suggest_rule(call: ToolCall) -> str | None:
         prefixes = {_command_prefix(c) for c in leaves}
         if len(prefixes) != 1 or None in prefixes:
             return None
-        return f"execute_command({prefixes.pop()})"
-    if tool in FILE_TOOLS:
-        path = call.args.get("path")
+        return f"{tool}({prefixes.pop()})"
+    place = declared.arg_with("path", "directory")
+    if place is not None and call.origin.kind != "mcp":
+        path = call.args.get(place)
         if not isinstance(path, str):
             return None
         absolute = Path(lexical(path, call.project_path))
-        parent = absolute if tool == "search_files" else absolute.parent
+        walks = roles[place] == "directory"  # a tree it walks: the rule covers that tree
+        parent = absolute if walks else absolute.parent
         try:
             rel = parent.relative_to(call.project_path)
         except ValueError:
             return f"{tool}({parent}/**)" if str(parent) != "/" else f"{tool}({absolute})"
         if str(rel) == ".":
             return (
-                f"{tool}({absolute.relative_to(call.project_path)})"
-                if tool != "search_files"
-                else f"{tool}(**)"
+                f"{tool}({absolute.relative_to(call.project_path)})" if not walks else f"{tool}(**)"
             )
         return f"{tool}({rel}/**)"
-    if tool == "fetch_url":
-        url = call.args.get("url")
+    url_arg = declared.arg_with("url")
+    if url_arg is not None and call.origin.kind != "mcp":
+        url = call.args.get(url_arg)
         try:
             host = urlsplit(str(url)).hostname
         except ValueError:
             host = None
-        return f"fetch_url(domain:{host})" if host else None
+        return f"{tool}(domain:{host})" if host else None
     return tool
 
 

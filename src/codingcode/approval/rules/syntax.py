@@ -12,19 +12,6 @@ from codingcode.config import Scope
 from codingcode.sandbox.network.domains import pattern_problem
 
 RuleAction = Literal["allow", "ask", "deny"]
-FILE_TOOLS = frozenset({"read_file", "write_file", "edit_file", "search_files"})
-#: The argument a bare SPEC matches, per built-in tool.
-PRIMARY_ARG = {
-    "read_file": "path",
-    "write_file": "path",
-    "edit_file": "path",
-    "search_files": "path",
-    "search_code": "glob",
-    "fetch_url": "url",
-    "web_search": "query",
-    "dispatch_agent": "agent",
-    "tool_search": "query",
-}
 
 
 class RuleSyntaxError(ValueError):

@@ -14,12 +14,11 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from contextlib import AbstractContextManager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from anyio.from_thread import BlockingPortal, start_blocking_portal
+from anyio.from_thread import BlockingPortal
 
 from codingcode.sandbox.network.domains import DomainPolicy
 from codingcode.sandbox.network.proxy import CallChannel, ConnectionEvent, NetworkProxy
@@ -31,6 +30,26 @@ current_call: ContextVar[str] = ContextVar("codingcode_network_call", default=""
 
 #: Receives each call's connection events once the call is over (the audit log).
 EventSink = Callable[[Sequence[ConnectionEvent]], None]
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """One name:port the proxy's policy refused to a call (what the user may be asked about)."""
+
+    host: str
+    port: int
+    reason: str
+    #: The setting that decided the refusal (``sandbox.network.allowedDomains`` when the name
+    #: was simply not listed; a denied, read-only or local-address refusal names its own).
+    setting: str
+
+
+#: Where the runner collects the refusals of the call it runs (None: nobody collects). The
+#: list comes from the proxy's own records, never from the command's output, so a command
+#: cannot make the user be asked about a name it did not really try.
+call_blocks: ContextVar[list[Blocked] | None] = ContextVar(
+    "codingcode_network_blocks", default=None
+)
 
 _RELAY_BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv.pop(1)); "
@@ -90,6 +109,11 @@ class OpenCall:
         with contextlib.suppress(Exception):
             self.done.result(timeout=timeout_s)
         self.runtime.deliver(self.channel)
+        sink = call_blocks.get()
+        if sink is not None:
+            for key, verdict in self.channel.refused.items():
+                host, _, port = key.rpartition(":")
+                sink.append(Blocked(host, int(port), verdict.reason, verdict.setting))
         return self.channel.note()
 
 
@@ -101,14 +125,12 @@ class ProxyRuntime:
         self.sink = sink
         self._lock = threading.Lock()
         self._portal: BlockingPortal | None = None
-        self._portal_cm: AbstractContextManager[BlockingPortal] | None = None
+        self._thread: threading.Thread | None = None
 
     def _ensure(self) -> BlockingPortal:
         with self._lock:
             if self._portal is None:
-                cm = start_blocking_portal(name="codingcode-network-proxy")
-                self._portal = cm.__enter__()
-                self._portal_cm = cm
+                self._portal, self._thread = _daemon_portal()
             return self._portal
 
     def open_call(self, policy: DomainPolicy, label: str) -> OpenCall:
@@ -136,17 +158,46 @@ class ProxyRuntime:
     def running(self) -> bool:
         return self._portal is not None
 
-    def close(self) -> None:
+    def close(self, timeout_s: float = 5.0) -> None:
         with self._lock:
-            cm, portal = self._portal_cm, self._portal
-            self._portal_cm = self._portal = None
+            portal, thread = self._portal, self._thread
+            self._portal = self._thread = None
         if portal is not None:
             # Open calls end with the session: their listeners and connections are cancelled.
-            with contextlib.suppress(RuntimeError):
-                portal.call(portal.stop, True)
-        if cm is not None:
             with contextlib.suppress(Exception):
-                cm.__exit__(None, None, None)
+                portal.start_task_soon(portal.stop, True).result(timeout=timeout_s)
+        if thread is not None:
+            thread.join(timeout=timeout_s)
+
+
+def _daemon_portal() -> tuple[BlockingPortal, threading.Thread]:
+    """A blocking portal whose event loop runs on a daemon thread.
+
+    anyio's ``start_blocking_portal`` runs its loop on an executor thread that the
+    interpreter joins at exit (and its context manager, if left to the garbage collector,
+    waits on a loop that no longer runs), so a front end that never closed its sandbox
+    would hang on exit. The proxy's connections belong to commands that die with
+    codingcode anyway (``--die-with-parent``); ``close()`` still ends them cleanly.
+    """
+    import anyio
+
+    ready: Future[BlockingPortal] = Future()
+
+    async def main() -> None:
+        async with BlockingPortal() as portal:
+            ready.set_result(portal)
+            await portal.sleep_until_stopped()
+
+    def run() -> None:
+        try:
+            anyio.run(main)
+        except BaseException as exc:  # the loop could not start: say so to the caller
+            if not ready.done():
+                ready.set_exception(exc)
+
+    thread = threading.Thread(target=run, name="codingcode-network-proxy", daemon=True)
+    thread.start()
+    return ready.result(), thread
 
 
 @contextlib.contextmanager

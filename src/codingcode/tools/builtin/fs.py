@@ -875,7 +875,7 @@ def fs_tools() -> list[ToolDefinition]:
             parameters=EditFileArgs,
             execute=edit_file,
             annotations=ToolAnnotations(destructive=True),
-            arg_roles={"path": "path", "old_string": "text", "new_string": "content"},
+            arg_roles={"path": "path", "old_string": "old_text", "new_string": "content"},
             effects=frozenset({"reads", "writes"}),
             origin=BUILTIN,
         ),

@@ -41,6 +41,11 @@ class NetworkGate:
                 else Verdict.allow()
             )
         if not verdict.allowed:
+            from codingcode.sandbox.network.runtime import Blocked, call_blocks
+
+            sink = call_blocks.get()
+            if sink is not None:  # the runner may ask the user and run the call again
+                sink.append(Blocked(name, 0, verdict.reason, verdict.setting))
             raise DeniedError(
                 f"fetch_url was blocked by the network policy: {verdict.reason}. Do not work "
                 f"around this; ask the user whether to allow {name} once, for this session, "

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from codingcode.config import Scope, SettingsError, merge_values
+from codingcode.config import Scope, SettingsError, granting_sources, merge_values
 
 if TYPE_CHECKING:
     from codingcode.workspace import Workspace
@@ -74,7 +74,7 @@ def load_web_settings(project: Path, workspace: Workspace | None = None) -> Load
     scopes: dict[str, Scope] = {}
     search_scope: Scope | None = None
     ignored: list[str] = []
-    for f, value in settings.sources("web"):
+    for f, value, applies in granting_sources(settings, "web"):
         try:
             part = WebSettings.model_validate(value)
         except ValidationError as exc:
@@ -84,7 +84,7 @@ def load_web_settings(project: Path, workspace: Workspace | None = None) -> Load
             )
             raise SettingsError(f"Settings file {f.path}: {problems}.") from None
         value = dict(value)
-        if not f.trusted:
+        if not applies:
             if part.fetch.allow_private_hosts:
                 ignored.append(
                     f"web.fetch.allow_private_hosts {part.fetch.allow_private_hosts} in {f.path}"
@@ -95,7 +95,7 @@ def load_web_settings(project: Path, workspace: Workspace | None = None) -> Load
             if "search" in value:
                 ignored.append(f"web.search in {f.path}")
                 value.pop("search")
-        for host in part.fetch.allow_private_hosts if f.trusted else []:
+        for host in part.fetch.allow_private_hosts if applies else []:
             scopes.setdefault(host, f.scope)
         if "search" in value:
             search_scope = f.scope
