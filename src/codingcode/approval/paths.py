@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import posixpath
+import re
 import stat
 import threading
 from collections.abc import Iterable
@@ -48,17 +49,84 @@ def _lexical(path: str, cwd: str) -> str:  # pure string work: safe to cache
 
 def _real(path: str) -> str:
     # Never cached across calls: a file may become a symlink between two calls.
+    if _PLAIN_ABSOLUTE.fullmatch(path) and path.count("/") > 2:
+        # A deeper path: the kernel resolves it in one open, and names what it opened.
+        found = _kernel_real(path)
+        if found is not None:
+            return found
+    elif _PLAIN_ABSOLUTE.fullmatch(path):
+        # Every component exists and none is a symlink: the path is its own real path (one
+        # lstat per component, without realpath's bookkeeping). Anything else takes
+        # realpath's own way.
+        try:
+            end = 0
+            while True:
+                end = path.find("/", end + 1)
+                if stat.S_ISLNK(os.lstat(path if end == -1 else path[:end]).st_mode):
+                    break
+                if end == -1:
+                    return path
+        except (OSError, ValueError):
+            pass
     try:
         return os.path.realpath(path)
     except (OSError, ValueError):
         return path
 
 
+def _kernel_real(path: str) -> str | None:
+    """The real path of a plain absolute ``path`` as the kernel resolves it (an ``O_PATH``
+    open, named by its ``/proc/self/fd`` link), or None where that cannot tell (no /proc, a
+    deleted directory, a link to nowhere): then realpath's own way is taken. Existence is
+    asked with ``access`` first, which answers without an exception."""
+    if not os.access(path, os.F_OK):
+        return _missing_real(path)
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        found = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if not found.startswith("/") or found.endswith(" (deleted)"):
+        return None
+    return found
+
+
+def _missing_real(path: str) -> str | None:
+    """realpath of a plain path that does not resolve: the real path of its longest part
+    that exists, and the rest as written (what realpath gives), or None when the path is
+    there as a link to nowhere (realpath follows it)."""
+    if os.access(path, os.F_OK, follow_symlinks=False):
+        return None
+    head, rest = path, []
+    while True:
+        head, _, name = head.rpartition("/")
+        rest.append(name)
+        if not head:
+            return path  # nothing of it exists
+        if os.access(head, os.F_OK, follow_symlinks=False):
+            break
+    found = _kernel_real(head)
+    return None if found is None else _join(found, "/".join(reversed(rest)))
+
+
+#: An absolute path with no empty, ``.`` or ``..`` component (and no trailing ``/``).
+_PLAIN_ABSOLUTE = re.compile(r"(?:/(?!\.\.?(?:/|$))[^/\x00]+)+")
+
+
 def _real_name(
     joined: str, cwd: str, name: str, cache: dict[tuple[str, str], tuple[str, ...]] | None
 ) -> str:
     try:
-        is_link = stat.S_ISLNK(os.lstat(joined).st_mode)
+        # Most words of a command name nothing in cwd: ``access`` says so without the cost
+        # of an exception; what is there is looked at with ``lstat``.
+        is_link = os.access(joined, os.F_OK, follow_symlinks=False) and stat.S_ISLNK(
+            os.lstat(joined).st_mode
+        )
     except (OSError, ValueError):
         is_link = False
     if is_link:

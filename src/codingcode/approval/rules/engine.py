@@ -207,13 +207,15 @@ class RuleEngine:
 def _command_paths(analysis: shell.Analysis) -> list[str]:
     out: list[str] = []
     for c in analysis.commands:
-        if c.cwd is None:
+        cwd = c.cwd
+        if cwd is None:
             continue
-        words = list(c.argv[1:]) + [r.target for r in c.redirects if r.target is not None]
-        for w in words:
-            if w.dynamic or not w.text or w.text.startswith("-"):
+        texts = [w.text for w in c.argv[1:]]
+        texts += [r.target.text for r in c.redirects if r.target is not None]
+        for text in texts:
+            if not text or shell.DYN in text or text.startswith("-"):
                 continue
-            out.extend(spellings(w.text, c.cwd))
+            out.extend(spellings(text, cwd))
     return out
 
 

@@ -180,12 +180,12 @@ class _KindIndex:
 
     def best(self, subjects: Sequence[str]) -> _Compiled | None:
         best: _Compiled | None = None
+        keyed = self.keyed
         for subject in subjects:
             groups = [self.unkeyed]
-            for key in set(_subject_keys(self.kind, subject)):
-                found = self.keyed.get(key)
-                if found:
-                    groups.append(found)
+            # (only the keys some rule has: the intersection is made in C)
+            for key in keyed.keys() & _subject_keys(self.kind, subject):
+                groups.append(keyed[key])
             for group in groups:
                 for c in group:  # each group is in rule order: stop at the first
                     if best is not None and c.index >= best.index:

@@ -134,9 +134,13 @@ class Command:
 
     def line(self) -> str:
         """The command as one line of words (for matching user rules)."""
-        words = [self.program or self.argv[0].shown] if self.argv else []
-        words += [w.shown for w in self.argv[1:]]
-        return " ".join(words)
+        found: str | None = self.__dict__.get("_line")
+        if found is None:
+            words = [self.program or self.argv[0].shown] if self.argv else []
+            words += [w.shown for w in self.argv[1:]]
+            # kept with the command (an analysis, and its commands, are cached per line)
+            found = self.__dict__["_line"] = " ".join(words)
+        return found
 
 
 @dataclass

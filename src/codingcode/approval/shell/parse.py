@@ -294,8 +294,12 @@ class _Walker:
             self.visit(root, ctx)
             # Safety net: a simple command the structured walk did not reach is still checked.
             seen = self._seen[-1]
-            for node in _command_nodes(root):
-                if _key(node) not in seen:
+            missed = [n for n in _command_nodes(root) if _key(n) not in seen]
+            # in the order of the text, an enclosing command before the ones inside it (the
+            # query's own order varies from run to run)
+            missed.sort(key=lambda n: (n.start_byte, -n.end_byte))
+            for node in missed:
+                if _key(node) not in seen:  # (walking one may reach the next)
                     self.command(node, ctx.copy(), ())
         finally:
             self._sources.pop()
