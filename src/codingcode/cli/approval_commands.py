@@ -86,6 +86,7 @@ def _capabilities(runner: Any, tool: str, decision: Any) -> dict[str, Any]:
     from codingcode.approval.capabilities import capabilities_for
     from codingcode.approval.pipeline import ToolCall
     from codingcode.capabilities import NO_CAPABILITIES
+    from codingcode.tools.declarations import lookup
 
     caps = decision.capabilities
     if decision.decision == "ask":
@@ -102,7 +103,8 @@ def _capabilities(runner: Any, tool: str, decision: Any) -> dict[str, Any]:
     if decision.decision == "ask":
         out["once_approved"] = True
     policy = getattr(runner.launcher, "policy", None)
-    if tool == "execute_command" and policy is not None:
+    declared = lookup(runner.service)(tool)
+    if declared is not None and declared.runs_commands and policy is not None:
         from codingcode.sandbox.backends import call_view, mask_resolver
 
         view = call_view(mask_resolver(policy), dict(os.environ), caps)
