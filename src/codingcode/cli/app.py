@@ -470,12 +470,12 @@ async def _prompt_loop(
     def message() -> str:
         return "› " if session.mode == "default" else f"{session.mode} › "
 
+    commands = slash.SlashHandler(console, session)
     prompt: PromptSession[str] = PromptSession(
         history=FileHistory(str(history_file)),
         key_bindings=bindings,
-        completer=slash.make_completer(project),
+        completer=slash.make_completer(project, commands.custom),
     )
-    commands = slash.SlashHandler(console, session)
     from codingcode.agent.hook_calls import wait_for_user
 
     armed = False  # a Ctrl-C at the empty prompt: the next one quits

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from codingcode.agent.session import AgentSession
+    from codingcode.commands import CommandRegistry
 
 COMMANDS: dict[str, str] = {
     "/help": "this list",
@@ -617,13 +618,17 @@ def path_candidates(project: Path, partial: str, limit: int = 200) -> Iterable[s
         return
 
 
-def make_completer(project: Path) -> Any:
+def make_completer(project: Path, registry: CommandRegistry | None = None) -> Any:
+    """Completion of ``/commands`` (the custom ones of ``registry``: the session's, read
+    with its workspace's trust) and of ``@paths``."""
     from prompt_toolkit.completion import Completer, Completion
 
     from codingcode.commands import CommandRegistry
 
+    if registry is None:
+        registry = CommandRegistry.load(project)
     # Custom commands complete too (their files' problems are reported by the handler).
-    custom = {f"/{c.name}": c.description for c in CommandRegistry.load(project).list()}
+    custom = {f"/{c.name}": c.description for c in registry.list()}
     names = {**custom, **COMMANDS}
 
     class SlashCompleter(Completer):
