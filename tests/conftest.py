@@ -80,3 +80,24 @@ def run_cli(
         timeout=timeout,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that declare a long hang guard (10 minutes or more) start first, longest first:
+    on several workers, a long test picked up last would finish the run alone. The order is
+    otherwise kept (a stable sort), and is the same on every worker."""
+
+    def declared_timeout(item: pytest.Item) -> float:
+        mark = item.get_closest_marker("timeout")
+        if mark is None or not mark.args:
+            return 0.0
+        try:
+            return float(mark.args[0])
+        except (TypeError, ValueError):
+            return 0.0
+
+    def rank(item: pytest.Item) -> float:
+        guard = declared_timeout(item)
+        return -guard if guard >= 600 else 0.0
+
+    items.sort(key=rank)

@@ -19,6 +19,9 @@ from codingcode.approval.pipeline import ToolCall
 from codingcode.approval.rules import RuleEngine
 from tests.approval.conftest import make_corpus_project
 
+# The decisions over the whole corpus (a module fixture) are made once, on one worker.
+pytestmark = pytest.mark.xdist_group("gtfobins")
+
 CORPUS = Path(__file__).parent / "corpus"
 CASES = [
     json.loads(line)

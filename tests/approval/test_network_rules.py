@@ -171,10 +171,12 @@ def test_twenty_thousand_clauses_stay_fast(project: Path) -> None:
         Rule(f"execute_command(tool{i} *) network(r{i}.example.com)", "allow")
         for i in range(20_000)
     ]
-    start = time.perf_counter()
+    # This process's CPU time: the work done, whatever else the machine (or the other test
+    # workers) is running at the same time.
+    start = time.process_time()
     engine = RuleEngine(rules, project)
     hit = engine.evaluate(cmd(project, "tool19999 fetch"))
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert hit.domains == {"r19999.example.com"}
     assert elapsed < 10, elapsed  # linear: well under a second on an idle machine
 

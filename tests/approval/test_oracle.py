@@ -17,7 +17,11 @@ from tests.approval import oracle
 SEED = 20261203
 PER_PAYLOAD = 30
 
-pytestmark = pytest.mark.skipif(not oracle.available(), reason="bubblewrap is not usable here")
+pytestmark = [
+    pytest.mark.skipif(not oracle.available(), reason="bubblewrap is not usable here"),
+    # The judged report (a module fixture) is built once, on one worker.
+    pytest.mark.xdist_group("oracle"),
+]
 
 
 @pytest.fixture(scope="module")
