@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from codingcode.approval.confirm import Confirmer
     from codingcode.approval.hooks import HookBus
     from codingcode.approval.lifecycle import LifecycleHooks
+    from codingcode.approval.network_ask import SavedNetworkRules
     from codingcode.approval.pipeline import ApprovalPipeline, Decision, ToolCall
     from codingcode.approval.rules import Policy
     from codingcode.checkpoints.recorder import CheckpointRecorder
@@ -53,7 +54,7 @@ class ToolRunner:
     #: every tool through its context; None: the tools read what they need themselves.
     workspace: Workspace | None = None
     #: The saved allow rules with a network(...) clause (issue 16; set by build_runner).
-    network_rules: Any = None
+    network_rules: SavedNetworkRules | None = None
     _turn: int = field(default=0, init=False)
 
     def context(self, **overrides: Any) -> ToolExecCtx:
@@ -313,6 +314,7 @@ def build_runner(
     from codingcode.workspace import workspace_for
 
     service = service or ToolService.default()
+    declared = declarations.lookup(service)  # what its tools declare (one cache per runner)
     assert service is not None
     project = Path(project).resolve()
     workspace = workspace_for(project, workspace)
@@ -343,11 +345,11 @@ def build_runner(
         settings=settings,
         assume_trusted=assume_trusted,
         workspace=workspace,
-        declared=declarations.lookup(service),
+        declared=declared,
     )
     # plan mode's refusal lists the read-only tools there are (from the registry)
     pipeline.read_only_names = lambda: [
-        d.name for d in service.list() if declarations.Declaration.of(d).only_reads
+        d.name for d in service.list() if (found := declared(d.name)) and found.only_reads
     ]
     runner = ToolRunner(
         service, project, mode=effective_mode, session_id=session_id, pipeline=pipeline, audit=log
@@ -386,7 +388,7 @@ def build_runner(
             project,
             settings,
             trust_project=trust_project_grants,
-            deny_read=deny_rule_masks(rules, project, declarations.lookup(service)),
+            deny_read=deny_rule_masks(rules, project, declared),
         )
         if log is not None:
             # Every connection attempt through the network proxy joins the audit log.
