@@ -104,7 +104,7 @@ def program_rule(pipeline: ApprovalPipeline, call: ToolCall, names: Sequence[str
     command = _command(call)
     if command is None:
         return None
-    rule = narrow_rule(call.tool, {"command": command}, call.project_path, call.cwd)
+    rule = narrow_rule(call.tool, command, call.project_path, call.cwd)
     scoped = with_program_network(rule, names)
     if rule is None or scoped is None or scoped == rule:
         return None

@@ -214,10 +214,10 @@ def suggest_grant(call: ToolCall, engine: RuleEngine) -> str | None:
         from codingcode.approval.network_scopes import with_program_network
 
         command = first_with(roles, call.args, "command")
+        if command is None:
+            return None
         # a package install's grant carries its registry's names (issue 16)
-        return with_program_network(
-            narrow_rule(call.tool, {"command": command}, call.project_path, call.cwd)
-        )
+        return with_program_network(narrow_rule(call.tool, command, call.project_path, call.cwd))
     return engine.suggest(call)
 
 
