@@ -20,7 +20,7 @@ from codingcode.mcp.config import McpServerConfig, parse_server
 from codingcode.tools import ToolExecCtx, ToolService
 from codingcode.tools.definition import ToolOrigin
 from codingcode.workspace import Workspace
-from tests.mcp.conftest import eventually, free_port, wait_for_port
+from tests.mcp.conftest import eventually, serving, wait_for_port
 
 SERVERS = Path(__file__).parent / "servers"
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -201,14 +201,13 @@ async def test_skipped_by_filter_and_disabled(tmp_path: Path) -> None:
 
 
 async def test_streamable_http_and_a_server_that_goes_away(tmp_path: Path) -> None:
-    port = free_port()
-    cmd = [sys.executable, str(SERVERS / "tiny_server.py"), "http", str(port)]
-    url = f"http://127.0.0.1:{port}/mcp"
-    cfg = _server("web", {"type": "http", "url": url, "headers": {"X-Test": "1"}}, tmp_path)
+    def cmd(port: int) -> list[str]:
+        return [sys.executable, str(SERVERS / "tiny_server.py"), "http", str(port)]
+
     service = ToolService()
-    first = await anyio.open_process(cmd, stderr=subprocess.DEVNULL)
-    try:
-        await wait_for_port(port)
+    async with serving(cmd, stderr=subprocess.DEVNULL) as (first, port):
+        url = f"http://127.0.0.1:{port}/mcp"
+        cfg = _server("web", {"type": "http", "url": url, "headers": {"X-Test": "1"}}, tmp_path)
         async with McpManager([cfg], project=tmp_path, service=service) as mcp:
             assert "42" in await service.call("web:add", {"a": 40, "b": 2})
             first.terminate()
@@ -218,17 +217,14 @@ async def test_streamable_http_and_a_server_that_goes_away(tmp_path: Path) -> No
             ):
                 await service.call("web:add", {"a": 1, "b": 2})
             assert mcp.servers["web"].state is ServerState.FAILED
-            async with await anyio.open_process(cmd, stderr=subprocess.DEVNULL) as second:
+            # the same port again (below the ephemeral range: no connection was given it)
+            async with await anyio.open_process(cmd(port), stderr=subprocess.DEVNULL) as second:
                 try:
-                    await wait_for_port(port)
+                    await wait_for_port(port, proc=second)
                     assert "3" in await service.call("web:add", {"a": 1, "b": 2})  # reconnected
                     assert mcp.servers["web"].state is ServerState.READY
                 finally:
                     second.terminate()
-    finally:
-        if first.returncode is None:
-            first.terminate()
-        await first.aclose()
 
 
 async def test_open_project_mcp_follows_trust(
