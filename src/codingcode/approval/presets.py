@@ -138,6 +138,8 @@ def check(
     if roles is None:
         roles = call_roles({}, args, tool)
     findings = list(_findings(args, project, cwd, roles))
+    if not findings:
+        return _NO_PRESET
     for want in ("deny", "ask"):
         for rule_id, why in findings:
             action = BY_ID[rule_id].action if rule_id in BY_ID else "ask"
@@ -146,7 +148,10 @@ def check(
                     f"{rule_id} ({BY_ID[rule_id].text})" if rule_id in BY_ID else "shell analysis"
                 )
                 return PresetVerdict(want, rule_id, f"preset rule {label}: {why}")
-    return PresetVerdict("continue", None, "no preset rule applies")
+    return _NO_PRESET
+
+
+_NO_PRESET = PresetVerdict("continue", None, "no preset rule applies")
 
 
 PATH_KEYS = frozenset(
@@ -170,23 +175,28 @@ PATH_KEYS = frozenset(
     }
 )
 COMMAND_KEYS = frozenset({"command", "cmd", "script", "shell_command"})
+#: The roles whose values the preset rules look into (the others are data).
+_SCANNED_ROLES = frozenset({"command", "cwd", "path", "directory", "glob", "url"})
 
 
 def _findings(
     args: dict[str, Any], project: Path, cwd: Path, roles: Mapping[str, ArgRole]
 ) -> Iterator[Finding]:
     proj = str(project)
-    has_command = any(r == "command" for r in roles.values())
+    role_values = roles.values()
+    has_command = "command" in role_values
     # a content-searching tool (it has a text argument) reads the files its glob matches;
     # a name-listing one only walks directories
-    reads_matches = any(r == "text" for r in roles.values())
+    reads_matches = "text" in role_values
     unroled: dict[str, Any] = {}
     for name, value in args.items():
         role = roles.get(name)
         if role is None:
             unroled[name] = value
             continue
-        values = value if isinstance(value, list) else [value]
+        if role not in _SCANNED_ROLES:
+            continue  # content and text are data, not places or programs
+        values = value if isinstance(value, list) else (value,)
         for v in values:
             if not isinstance(v, str):
                 continue
@@ -208,7 +218,7 @@ def _findings(
             elif role == "url" and v.lower().startswith("file:"):
                 yield from _path_findings(urlsplit(v).path or "/", proj, f"{name} of")
             # content and text are data, not places or programs
-    if has_command and "cwd" not in roles.values():
+    if has_command and "cwd" not in role_values:
         yield from _path_findings(str(cwd), proj, "the command runs in")
     if unroled and not roles:
         # A tool that declares nothing (an MCP or custom tool): the paths and commands
