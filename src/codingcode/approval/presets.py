@@ -20,7 +20,14 @@ from typing import Any, Literal, NamedTuple
 from urllib.parse import urlsplit
 
 from codingcode.approval import shell
-from codingcode.approval.paths import classify_glob, classify_path, has_glob, is_env_name, lexical
+from codingcode.approval.paths import (
+    classify,
+    classify_glob,
+    classify_path,
+    has_glob,
+    is_env_name,
+    lexical,
+)
 from codingcode.approval.paths import spellings as classify_spellings
 from codingcode.approval.roles import call_roles, role_by_name
 from codingcode.approval.shell.cache import BoundedLRU
@@ -292,6 +299,9 @@ class _Fresh(NamedTuple):
     fn: Callable[..., Iterable[Finding]]
     args: tuple[Any, ...]
     drop: frozenset[str] = frozenset()
+    #: For a plain word: the rules its lexical spelling touches, when telling reads no file
+    #: (None: classified afresh). Only its symlink-resolved spelling is then looked up.
+    lexical_hits: frozenset[str] | None = None
 
 
 _Step = Finding | _Fresh
@@ -318,11 +328,38 @@ def command_findings(command: str, cwd: str, _depth: int = 0) -> Iterator[Findin
     for step in steps:
         if isinstance(step, _Fresh):
             drop = step.drop
+            if step.fn is _path_findings:
+                # (the most common step, a plain word: _path_findings, without its generator)
+                text, where, what = step.args
+                hits = _word_hits(text, where, step.lexical_hits) if text else None
+                for rule_id in sorted(hits) if hits else ():
+                    if rule_id not in drop:
+                        yield rule_id, f"{what} {text}"
+                continue
             for found in step.fn(*step.args):
                 if found[0] not in drop:
                     yield found
         else:
             yield step
+
+
+def _word_hits(text: str, cwd: str, lexical_hits: frozenset[str] | None) -> set[str]:
+    """``classify_path(text, cwd)``, with what its lexical spelling touches known."""
+    if lexical_hits is None:
+        return classify_path(text, cwd)
+    found = classify_spellings(text, cwd)  # (lexical,) or (lexical, resolved): fresh
+    if len(found) == 1:
+        return set(lexical_hits)
+    return classify(found[1]) | lexical_hits
+
+
+def _lexical_hits(text: str, cwd: str) -> frozenset[str] | None:
+    """What the lexical spelling of ``text`` in ``cwd`` touches, if that reads no file
+    (classify asks the disk only whether an .env-named path is a directory)."""
+    lex = lexical(text, cwd)
+    if is_env_name(lex.rpartition("/")[2]):
+        return None
+    return frozenset(classify(lex))
 
 
 def _steps(command: str, cwd: str, _depth: int = 0) -> Iterator[_Step]:
@@ -486,7 +523,7 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[_S
         drop = _NO_R6_R7 if metadata_only else _NOTHING
         if cwd and text and not w.dynamic and not w.glob:
             # a plain word (most arguments): what _word_paths does, more directly
-            yield _Fresh(_path_findings, (text, cwd, what), drop)
+            yield _Fresh(_path_findings, (text, cwd, what), drop, _lexical_hits(text, cwd))
         else:
             yield _Fresh(_word_paths, (w, cwd, what), drop)
         if w.dynamic:

@@ -16,6 +16,7 @@ from codingcode.approval.rules.matching import (
     _command_regex,
     _compile,
     _Compiled,
+    _earliest,
     _RuleSet,
 )
 from codingcode.approval.rules.suggest import suggest_rule
@@ -162,14 +163,19 @@ class RuleEngine:
         if line is None:
             line = self._line_verdict(plan, command, cwd)
             self._lines.put(key, line, 1 + len(command) // 100 + len(line.path_words))
-        if not line.path_words or not plan.file_restrict:
+        if not line.path_words:
             return line.result
         # What the words name on disk is looked at afresh on every call (a name in the
-        # project may have become a link to /etc/shadow since the last one).
-        paths: list[str] = []
+        # project may have become a link to /etc/shadow since the last one): the rules
+        # matched by their lexical spellings are known, those of their resolved ones not.
+        resolved: list[str] = []
         for text, word_cwd in line.path_words:
-            paths.extend(spellings(text, word_cwd))
-        hit = plan.file_restrict.best("shellpath", paths) if paths else None
+            found = spellings(text, word_cwd)  # (lexical,) or (lexical, resolved)
+            if len(found) > 1:
+                resolved.append(found[1])
+        if not resolved:
+            return line.lexical_result
+        hit = _earliest(line.lexical_hit, plan.file_restrict.best("shellpath", resolved))
         if hit is None:
             return line.result
         return _combine([*line.winners, hit], line.undecided)
@@ -202,7 +208,17 @@ class RuleEngine:
             if hit is not None:
                 winners.append(hit)
         words = _command_words(analysis) if plan.file_restrict else ()
-        return _LineVerdict(tuple(winners), undecided, words, _combine(winners, undecided))
+        result = _combine(winners, undecided)
+        # The file rules the words' lexical spellings match (pure text, so known now).
+        lexical_hit = (
+            plan.file_restrict.best("shellpath", [lexical(t, c) for t, c in words])
+            if words
+            else None
+        )
+        lexical_result = (
+            result if lexical_hit is None else _combine([*winners, lexical_hit], undecided)
+        )
+        return _LineVerdict(tuple(winners), undecided, words, result, lexical_hit, lexical_result)
 
     # -- always / never ---------------------------------------------------------------
     def suggest(self, call: ToolCall) -> str | None:
@@ -220,6 +236,10 @@ class _LineVerdict:
     #: resolved on every call (empty when there are no such rules).
     path_words: tuple[tuple[str, str], ...]
     result: LayerResult | None  # the verdict when no file rule matches those paths
+    #: The first file rule the words' lexical spellings match, and the verdict with it
+    #: (the verdict when no word resolves to another path).
+    lexical_hit: _Compiled | None = None
+    lexical_result: LayerResult | None = None
 
 
 def _combine(winners: Sequence[_Compiled], undecided: bool) -> LayerResult | None:
