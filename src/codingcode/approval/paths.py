@@ -55,24 +55,28 @@ def _real(path: str) -> str:
         found = _kernel_real(path)
         if found is not None:
             return found
-    elif plain:
-        # Every component exists and none is a symlink: the path is its own real path (one
-        # lstat per component, without realpath's bookkeeping). Anything else takes
-        # realpath's own way.
-        try:
-            end = 0
-            while True:
-                end = path.find("/", end + 1)
-                if stat.S_ISLNK(os.lstat(path if end == -1 else path[:end]).st_mode):
-                    break
-                if end == -1:
-                    return path
-        except (OSError, ValueError):
-            pass
+    elif plain and _unlinked(path):
+        return path
     try:
         return os.path.realpath(path)
     except (OSError, ValueError):
         return path
+
+
+def _unlinked(path: str) -> bool:
+    """Every component of a plain absolute path exists and none is a symlink: the path is
+    its own real path (one lstat per component, without realpath's bookkeeping; cheaper
+    than the kernel's way for a path of one or two components)."""
+    try:
+        end = 0
+        while True:
+            end = path.find("/", end + 1)
+            if stat.S_ISLNK(os.lstat(path if end == -1 else path[:end]).st_mode):
+                return False
+            if end == -1:
+                return True
+    except (OSError, ValueError):
+        return False
 
 
 def _kernel_real(path: str) -> str | None:
@@ -119,7 +123,10 @@ def _missing_real(path: str) -> str | None:
             break
     # ``head`` exists: opened at once (a link to nowhere fails the open, and realpath's own
     # way is taken, as _kernel_real's ``access`` would have sent it there).
-    found = _opened_real(head)
+    if head.count("/") <= 2 and _unlinked(head):
+        found: str | None = head
+    else:
+        found = _opened_real(head)
     return None if found is None else _join(found, "/".join(reversed(rest)))
 
 
