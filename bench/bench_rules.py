@@ -5,8 +5,9 @@ most 0.5 s — linear in the number of rules (the ratio to 2,000 rules, same run
 Prints, per kind of call, the median CPU time of one ``RuleEngine.evaluate`` (preset rules
 included) with 1,000 user rules, the same with no user rules (the reference, measured in
 this run), their ratio, and the ratio to the 50 µs budget. Shell commands are measured
-both as the engine sees them in a session (the analysis of a command line is cached) and
-with a new command line every time (parse included). CPU time, taken over batches of
+both as the engine sees them in a session (what the text of a command line gives is cached;
+what its words name on disk is looked at afresh on every call) and with a new command line
+every time (parse included). CPU time, taken over batches of
 calls, is the fair figure on a shared machine (wall time there is mostly waiting); the
 last line says whether the slowest kind meets the budget.
 """
