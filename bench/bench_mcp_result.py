@@ -56,11 +56,8 @@ print(json.dumps(anyio.run(main)))
 """
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--size-mb", type=float, default=50)
-    opts = parser.parse_args()
-    size = int(opts.size_mb * 1_000_000)
+def measure(size: int) -> dict[str, float]:
+    """The call's wall time, its peak-RSS growth and the reference, from a fresh process."""
     server = ROOT / "tests" / "mcp" / "servers" / "raw_server.py"
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(size), str(server)],
@@ -70,7 +67,15 @@ def main() -> None:
     )
     if out.returncode:
         raise SystemExit(f"the measuring process failed:\n{out.stderr[-2000:]}")
-    r = json.loads(out.stdout)
+    result: dict[str, float] = json.loads(out.stdout)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--size-mb", type=float, default=50)
+    opts = parser.parse_args()
+    r = measure(int(opts.size_mb * 1_000_000))
     ratio = r["call_s"] / r["ref_s"]
     print(f"MCP result of {opts.size_mb:g} MB (stdio, text content)")
     print(f"  call:       {r['call_s']:.2f} s  (target 2 s: {verdict(r['call_s'], 2.0)})")
