@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -77,7 +78,10 @@ def main() -> None:
     opts = parser.parse_args()
     r = measure(int(opts.size_mb * 1_000_000))
     ratio = r["call_s"] / r["ref_s"]
-    print(f"MCP result of {opts.size_mb:g} MB (stdio, text content)")
+    print(
+        f"MCP result of {opts.size_mb:g} MB (stdio, text content); load average "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
+    )
     print(f"  call:       {r['call_s']:.2f} s  (target 2 s: {verdict(r['call_s'], 2.0)})")
     print(f"  peak RSS +: {r['grew_mb']:.0f} MB  (target 150 MB: {verdict(r['grew_mb'], 150)})")
     print(f"  reference:  json.loads of the same message {r['ref_s']:.2f} s")
