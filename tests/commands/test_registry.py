@@ -15,6 +15,7 @@ from codingcode.commands.render import plain_output
 from codingcode.config import Scope, user_config_dir
 from codingcode.errors import InvalidArgumentsError
 from codingcode.trust import TrustStore
+from codingcode.workspace import Workspace
 
 
 def trust_all(path: Path, data: bytes) -> bool:
@@ -88,11 +89,12 @@ def test_bad_command_files_are_one_line_each(project: Path) -> None:
 
 def test_project_commands_need_trust(project: Path) -> None:
     write(project / ".codingcode" / "commands" / "deploy.md", "Deploy.\n")
-    registry = CommandRegistry.load(project)
+    registry = CommandRegistry.load(project, is_trusted=Workspace.load(project).is_trusted)
     assert registry.list() == []
     assert "1 project command (/deploy) not loaded until you trust" in registry.notes[0]
     TrustStore().trust(project)
-    assert CommandRegistry.load(project).get("deploy") is not None
+    trusted = Workspace.load(project).is_trusted
+    assert CommandRegistry.load(project, is_trusted=trusted).get("deploy") is not None
 
 
 class EchoPrompt:
@@ -131,9 +133,9 @@ def test_command_lines_and_paths() -> None:
 def test_unknown_command_names_the_known_ones(project: Path) -> None:
     write(user_config_dir() / "commands" / "review.md", "Review.\n")
     with pytest.raises(InvalidArgumentsError, match=r"Did you mean /review\?"):
-        find_invocation(project, "/reviw x")
-    assert find_invocation(project, "not a command") is None
-    found = find_invocation(project, "/review  a b")
+        find_invocation(Workspace.load(project), "/reviw x")
+    assert find_invocation(Workspace.load(project), "not a command") is None
+    found = find_invocation(Workspace.load(project), "/review  a b")
     assert found is not None and found.arguments == "a b"
     assert isinstance(found.command, MarkdownCommand) and found.command.scope is Scope.USER
 

@@ -170,6 +170,8 @@ class AgentSession:
         self.extra_rules: list[Rule] = []
         #: Lines about skills that could not be loaded (the front end shows them).
         self.skill_notes: list[str] = []
+        #: Every skill loaded (``codingcode.skills.Skill``): ``/name`` and ``/skills``.
+        self.skills: list[Any] = []
         #: The front end's slash commands (``codingcode.commands.commands_of`` loads them on
         #: first use; others, e.g. MCP prompts, register there too).
         self.commands: Any = None
@@ -727,7 +729,8 @@ def open_session(
         base = f"{agent.system_prompt}\n\nThe project is at {project}."
     from codingcode.skills.install import install_skills
 
-    skills_text, skill_notes = install_skills(project, service, workspace.is_trusted)
+    installed = install_skills(project, service, workspace.is_trusted)
+    skills_text, skill_notes = installed.prompt, installed.notes
     prompt = build_system_prompt(
         base,
         env,
@@ -755,6 +758,7 @@ def open_session(
     )
     session.extra_rules = list(extra_rules)
     session.skill_notes = skill_notes
+    session.skills = installed.skills
     if resume is not None:
         session.hook_source = "resume"
         session.history = list(resume.history)

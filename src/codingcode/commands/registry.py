@@ -219,17 +219,11 @@ class CommandRegistry:
         cls,
         project: Path,
         *,
-        is_trusted: Callable[[Path, bytes], bool] | None = None,
+        is_trusted: Callable[[Path, bytes], bool],
     ) -> CommandRegistry:
-        """The Markdown commands of the user and of ``project`` (see the module doc)."""
-        if is_trusted is None:
-            from codingcode.trust import TrustStore
-
-            store = TrustStore()
-
-            def is_trusted(path: Path, data: bytes) -> bool:
-                return store.is_trusted(project, path, data)
-
+        """The Markdown commands of the user and of ``project`` (see the module doc).
+        ``is_trusted``: the session's check of a project file's bytes
+        (``Workspace.is_trusted``); no trust records are read here (issue 19)."""
         registry = cls()
         untrusted: list[str] = []
         for scope, directory in command_dirs(project):
@@ -256,11 +250,25 @@ class CommandRegistry:
 
 def commands_of(session: Any) -> CommandRegistry:
     """The session's command registry (``session.commands``), loaded on first use: the
-    app's ``/name`` and whatever another part registers (``/server:prompt``) meet here."""
+    app's ``/name`` — Markdown commands and the session's skills — and whatever another
+    part registers (``/server:prompt``) meet here.
+
+    Project files are checked with the session's own trust decision (its runner's
+    ``Workspace``); a session without one (a library user's bare runner) trusts no project
+    command, and reads no trust records of its own (issue 19)."""
     registry = getattr(session, "commands", None)
     if not isinstance(registry, CommandRegistry):
+        from codingcode.commands.skills import add_skills
+
         workspace = getattr(getattr(session, "runner", None), "workspace", None)
-        trusted = workspace.is_trusted if workspace is not None else None
-        registry = CommandRegistry.load(session.project, is_trusted=trusted)
+        registry = CommandRegistry.load(
+            session.project,
+            is_trusted=workspace.is_trusted if workspace is not None else _trust_none,
+        )
+        add_skills(registry, getattr(session, "skills", ()))
         session.commands = registry
     return registry
+
+
+def _trust_none(path: Path, data: bytes) -> bool:
+    return False
