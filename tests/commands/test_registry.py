@@ -146,3 +146,44 @@ def test_plain_output_keeps_failures_whole() -> None:
     both = "Exit code: 0\n--- stdout ---\na\n--- stderr ---\nb"
     assert plain_output(both) == both
     assert plain_output("Exit code: 0\n(no output)") == ""
+
+
+def skill_file(base: Path, name: str, extra: str = "") -> None:
+    write(
+        base / name / "SKILL.md",
+        f"---\nname: {name}\ndescription: The {name} skill.\n{extra}---\nDo {name} on $ARGUMENTS.\n",
+    )
+
+
+@pytest.mark.anyio
+async def test_skills_are_slash_commands_and_win_over_a_command_of_their_name(
+    project: Path,
+) -> None:
+    from codingcode.commands.skills import SkillCommand, add_skills, skills_listing
+    from codingcode.skills.loader import load_skills
+
+    skills = project / ".codingcode" / "skills"
+    skill_file(skills, "deploy", "argument-hint: ENV\nmodel: openai:gpt-4.1\n")
+    skill_file(skills, "quiet", "disable-model-invocation: true\n")
+    skill_file(skills, "model-only", "user-invocable: false\n")
+    write(project / ".codingcode" / "commands" / "deploy.md", "The command.\n")
+    registry = CommandRegistry.load(project, is_trusted=trust_all)
+    found = load_skills(project, is_trusted=trust_all)
+    add_skills(registry, found.skills.values())
+    assert [c.name for c in registry.list()] == ["deploy", "quiet"]  # model-only: no /name
+    deploy = registry.get("deploy")
+    assert isinstance(deploy, SkillCommand)
+    assert deploy.argument_hint == "ENV" and deploy.model == "openai:gpt-4.1"
+    assert any("deploy.md is ignored: /deploy is project skill" in n for n in registry.notes)
+    prompt = await deploy.prompt("staging")
+    assert "Do deploy on staging." in prompt.text and "/deploy with: staging" in prompt.text
+    # An entry that is not a Markdown command (an MCP prompt, another skill) stays first.
+    registry.register(EchoPrompt())
+    add_skills(registry, [found.skills["deploy"]])
+    listing = skills_listing(found.skills.values(), ["1 project skill (x) not loaded"])
+    assert "quiet — The quiet skill." in listing and "you only: /quiet" in listing
+    assert "model-only" in listing and "the model only" in listing
+    assert "deploy ENV — The deploy skill." in listing and "/deploy or the model" in listing
+    assert str(skills / "deploy" / "SKILL.md") in listing
+    assert "note: 1 project skill (x) not loaded" in listing
+    assert skills_listing([]).startswith("No skills.")

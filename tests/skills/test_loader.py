@@ -200,3 +200,34 @@ def test_the_fast_path_reads_what_yaml_reads(values: dict[str, str]) -> None:
         return
     meta, _ = split_front_matter(f"---\n{front}---\nbody\n".encode(), Path("x"), "S", required=True)
     assert meta == expected
+
+
+def test_invocation_flags_parse_from_yaml_and_plain_lines(project: Path) -> None:
+    path = project / "SKILL.md"
+
+    def parsed(extra: str) -> tuple[bool, bool]:
+        skill = parse_skill(path, Scope.PROJECT, skill_md("a", extra=extra).encode())
+        return skill.model_invocable, skill.user_invocable
+
+    assert parsed("") == (True, True)
+    assert parsed("disable-model-invocation: true\n") == (False, True)
+    assert parsed("disable-model-invocation: False\nuser-invocable: false\n") == (True, False)
+    assert parsed("allowed-tools: [Read]\ndisable-model-invocation: true\n") == (False, True)
+    with pytest.raises(SettingsError, match="`disable-model-invocation` must be true or false"):
+        parsed("disable-model-invocation: sometimes\n")
+
+
+def test_a_user_only_skill_gets_no_tool_and_no_line_in_the_prompt(project: Path) -> None:
+    from codingcode.skills.install import install_skills
+    from codingcode.tools.service import ToolService
+
+    base = project / ".codingcode" / "skills"
+    write_skill(base, "shown", skill_md("shown"))
+    write_skill(
+        base, "hidden", skill_md("hidden", "HIDDEN-DESC", "disable-model-invocation: true\n")
+    )
+    service = ToolService()
+    installed = install_skills(project, service, trust_all)
+    assert sorted(s.name for s in installed.skills) == ["hidden", "shown"]
+    assert "skill_shown" in service and "skill_hidden" not in service
+    assert "- shown:" in installed.prompt and "HIDDEN-DESC" not in installed.prompt
