@@ -34,7 +34,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from codingcode.config import Scope, SettingsError, user_config_dir
 from codingcode.skills.frontmatter import read_limited, split_front_matter, tool_list
@@ -246,29 +246,3 @@ class CommandRegistry:
                 f"({shown}{more}) not loaded until you trust this project (`codingcode trust`)."
             )
         return registry
-
-
-def commands_of(session: Any) -> CommandRegistry:
-    """The session's command registry (``session.commands``), loaded on first use: the
-    app's ``/name`` — Markdown commands and the session's skills — and whatever another
-    part registers (``/server:prompt``) meet here.
-
-    Project files are checked with the session's own trust decision (its runner's
-    ``Workspace``); a session without one (a library user's bare runner) trusts no project
-    command, and reads no trust records of its own (issue 19)."""
-    registry = getattr(session, "commands", None)
-    if not isinstance(registry, CommandRegistry):
-        from codingcode.commands.skills import add_skills
-
-        workspace = getattr(getattr(session, "runner", None), "workspace", None)
-        registry = CommandRegistry.load(
-            session.project,
-            is_trusted=workspace.is_trusted if workspace is not None else _trust_none,
-        )
-        add_skills(registry, getattr(session, "skills", ()))
-        session.commands = registry
-    return registry
-
-
-def _trust_none(path: Path, data: bytes) -> bool:
-    return False

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from codingcode.commands.registry import CommandPrompt, CommandRegistry, MarkdownCommand
 from codingcode.skills.loader import Skill
@@ -96,3 +98,27 @@ def skills_listing(skills: Iterable[Skill], notes: Iterable[str] = ()) -> str:
             "or your config dir's skills/."
         )
     return "\n".join(lines)
+
+
+def commands_of(session: Any) -> CommandRegistry:
+    """The session's command registry (``session.commands``), loaded on first use: the
+    app's ``/name`` — Markdown commands and the session's skills — and whatever another
+    part registers (``/server:prompt``) meet here.
+
+    Project files are checked with the session's own trust decision (its runner's
+    ``Workspace``); a session without one (a library user's bare runner) trusts no project
+    command, and reads no trust records of its own (issue 19)."""
+    registry = getattr(session, "commands", None)
+    if not isinstance(registry, CommandRegistry):
+        workspace = getattr(getattr(session, "runner", None), "workspace", None)
+        registry = CommandRegistry.load(
+            session.project,
+            is_trusted=workspace.is_trusted if workspace is not None else _trust_none,
+        )
+        add_skills(registry, getattr(session, "skills", ()))
+        session.commands = registry
+    return registry
+
+
+def _trust_none(path: Path, data: bytes) -> bool:
+    return False
