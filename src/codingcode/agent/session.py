@@ -92,7 +92,8 @@ class Outcome:
     """How a prompt ended."""
 
     text: str
-    #: "answered", "turn_limit" or "cancelled".
+    #: "answered", "turn_limit", "cancelled", "blocked" (a hook refused the prompt) or
+    #: "stopped" (a hook answered ``continue: false``; ``text`` says which and why).
     status: str
     turns: int
     usage: Usage = field(default_factory=Usage)
@@ -375,11 +376,15 @@ class AgentSession:
         self._signal = signal
         usage = Usage()
         hooks = self.runner.lifecycle
+        from codingcode.agent.hook_calls import take_stop
+
+        take_stop(self)  # a stop from outside a prompt (a manual /compact) is not this one's
         if hooks is not None:  # SessionStart / UserPromptSubmit hooks (issue 17)
             from codingcode.agent.hook_calls import before_prompt
 
             prompt, blocked = await before_prompt(self, hooks, prompt)
             if blocked is not None:
+                take_stop(self)
                 self._signal = None
                 self.state.limits.clear()  # a command's limit ends with its prompt
                 return Outcome(blocked, "blocked", 0, usage)
@@ -392,6 +397,9 @@ class AgentSession:
             for turns in range(1, self.max_turns + 1):
                 self.turn += 1
                 reply = await self._respond_fitting(signal)
+                if reply is None and (stop := take_stop(self)) is not None:
+                    self._add(Message("assistant", f"({stop})"))  # a PreCompact hook
+                    return Outcome(stop, "stopped", turns, usage)
                 if reply is None:
                     self._add(Message("assistant", "(cancelled by the user)"))
                     return Outcome("Cancelled.", "cancelled", turns, usage)
@@ -405,6 +413,7 @@ class AgentSession:
                         from codingcode.agent.hook_calls import stop_hook
 
                         go_on = await stop_hook(self, hooks, message.text, stop_blocks > 0)
+                        take_stop(self)  # continue: false from Stop: it stops anyway
                         if go_on is not None:  # a Stop hook blocked: one more turn
                             stop_blocks += 1
                             self._add(Message("user", go_on))
@@ -415,6 +424,9 @@ class AgentSession:
                 denied = any(r.error_kind == "denied" for r in results)
                 if signal.is_set():
                     return Outcome("Cancelled.", "cancelled", turns, usage)
+                if (stop := take_stop(self)) is not None:
+                    # A hook of this step answered continue: false (issue 17).
+                    return Outcome(stop, "stopped", turns, usage, denied)
             return Outcome(
                 f"Stopped after {self.max_turns} model turns without a final answer.",
                 "turn_limit",
@@ -432,6 +444,10 @@ class AgentSession:
         again (then retrying) when the endpoint still says it is too long."""
         if self.context_tokens() > self.settings.compact_threshold * self.window:
             await self.compact(reason="auto")
+            from codingcode.agent.hook_calls import stop_pending
+
+            if stop_pending(self):  # a PreCompact hook answered continue: false
+                return None
         for attempt in range(OVERFLOW_RETRIES + 1):
             try:
                 return await self._respond(signal)

@@ -45,6 +45,7 @@ EXIT_REASONS = {
     "denied": "the model stopped after a denied call",
     "turn_limit": "the turn limit was reached",
     "cancelled": "interrupted",
+    "stopped": "a hook answered continue: false",
 }
 
 
