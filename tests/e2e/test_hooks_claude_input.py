@@ -212,3 +212,43 @@ def test_continue_false_from_session_start_sends_nothing(
     assert result.returncode != 0
     assert "A SessionStart hook stopped the agent: outside working hours" in result.stderr
     assert not fake.bodies()
+
+
+def test_continue_false_from_pre_compact_stops_before_the_next_model_turn(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    from tests.agent.fake_model import system_text
+
+    hook = stop_script(tmp_path, "compact", "context is full: start a new session")
+    config = tmp_path / "user-config"
+    config.mkdir(exist_ok=True)
+    (config / "settings.json").write_text(
+        json.dumps(
+            {
+                "contextWindow": 8_000,
+                "toolOutputLimit": 6_000,
+                "hooks": {"PreCompact": command(hook, "auto")},
+            }
+        )
+    )
+    for i in range(3):
+        text = "".join(f"file {i} line {n:04d} " + "x" * 40 + "\n" for n in range(300))
+        (project / f"big{i}.txt").write_text(text)
+    turns = {"n": 0}
+
+    def step(body: dict[str, Any]) -> Step:
+        if "You summarise" in system_text(body):
+            return Step(text="Summary: read big files.")
+        turns["n"] += 1
+        if turns["n"] <= 8:
+            return Step(tool_calls=[("read_file", {"path": f"big{turns['n'] % 3}.txt"})])
+        return Step(text="All read.")
+
+    fake.script = [step] * 40
+    fake.context_window = 8_000
+    result = run(["run", "read them"], project, env_for(fake, "anthropic", tmp_path), 240)
+    assert result.returncode == 1, result.stderr
+    assert "A PreCompact hook stopped the agent: context is full" in result.stderr
+    bodies = fake.bodies()
+    first = next(i for i, b in enumerate(bodies) if "You summarise" in system_text(b))
+    assert first == len(bodies) - 1  # the compaction ran; no model turn after it
