@@ -187,3 +187,16 @@ async def test_skills_are_slash_commands_and_win_over_a_command_of_their_name(
     assert str(skills / "deploy" / "SKILL.md") in listing
     assert "note: 1 project skill (x) not loaded" in listing
     assert skills_listing([]).startswith("No skills.")
+
+
+def test_a_project_skill_never_shadows_the_users_own_command(project: Path) -> None:
+    from codingcode.commands.skills import add_skills
+    from codingcode.skills.loader import load_skills
+
+    skill_file(project / ".codingcode" / "skills", "deploy")
+    write(user_config_dir() / "commands" / "deploy.md", "My own deploy.\n")
+    registry = CommandRegistry.load(project, is_trusted=trust_all)
+    add_skills(registry, load_skills(project, is_trusted=trust_all).skills.values())
+    mine = registry.get("deploy")
+    assert isinstance(mine, MarkdownCommand) and mine.scope is Scope.USER
+    assert any("project skill" in n and "is ignored" in n for n in registry.notes)

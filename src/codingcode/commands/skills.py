@@ -5,7 +5,8 @@ A skill is also a slash command: ``/pdf report.pdf`` in the app or
 as the prompt, with its ``allowed-tools`` limit and its ``model``. A skill with
 ``disable-model-invocation: true`` is *only* this (the model is not told of it); one with
 ``user-invocable: false`` is not a command. When a skill and a Markdown command have the
-same name the skill is used, as in Claude Code, and a note names the command left out.
+same name the skill is used, as in Claude Code, and a note names the command left out —
+except that a project's skill never shadows the user's own command (the command stays).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from codingcode.commands.registry import CommandPrompt, CommandRegistry, MarkdownCommand
+from codingcode.config import Scope
 from codingcode.skills.loader import Skill
 from codingcode.skills.tools import skill_text
 
@@ -65,7 +67,9 @@ def add_skills(registry: CommandRegistry, skills: Iterable[Skill]) -> None:
         first = registry.get(skill.name)
         if first is None:
             registry.register(command)
-        elif isinstance(first, MarkdownCommand):
+        elif isinstance(first, MarkdownCommand) and not (
+            first.scope is Scope.USER and skill.scope is Scope.PROJECT
+        ):  # the user's own command is never shadowed by a repository's skill
             registry.notes.append(f"{first.source} is ignored: /{skill.name} is {skill.source}.")
             registry.register(command, replace=True)
         else:
