@@ -53,7 +53,6 @@ from codingcode.cancel import first_error
 if TYPE_CHECKING:
     from codingcode.approval.pipeline import Decision
     from codingcode.approval.rules import Rule
-    from codingcode.config import Settings
     from codingcode.workspace import Workspace
 from codingcode.cancel import CancelSignal
 from codingcode.errors import AgentError, ErrorKind
@@ -609,9 +608,10 @@ class AgentSession:
         return shown
 
     # -- sub-agents ----------------------------------------------------------------------
-    def _workspace_settings(self) -> Settings | None:
-        workspace = self.runner.workspace
-        return workspace.settings if workspace is not None else None
+    @property
+    def workspace(self) -> Workspace:
+        """The session's project, settings and trust (its runner's; shared with sub-agents)."""
+        return self.runner.workspace
 
     def spawn(self, spec: AgentSpec) -> AgentSession:
         """A child session for ``spec``: its own history, tools filtered by its profile,
@@ -620,9 +620,7 @@ class AgentSession:
         child_id = f"{self.session_id}/{spec.name}-{self._children}"
         if spec.model:
             model = parse_model(spec.model, source=spec.origin, scope=spec.scope)
-            provider = make_provider(
-                model, project=self.project, settings=self._workspace_settings()
-            )
+            provider = make_provider(model, settings=self.workspace.settings)
             self._owned_providers.append(provider)
         else:
             model, provider = self.model, self.provider
@@ -644,7 +642,7 @@ class AgentSession:
             confirmer=self.confirmer,
             spill_dir=self.spill_dir,
             extra_rules=self.extra_rules,
-            workspace=self.runner.workspace,
+            workspace=self.workspace,
         )
         # A sub-agent's tokens count in the session's totals (and its cost), and what the
         # user granted "for this session" holds for it too (both ways: one session).
@@ -702,7 +700,7 @@ def open_session(
         session_id = resume.session_id
     session_id = session_id or new_session_id()
     owned = provider is None
-    provider = provider or make_provider(model, project=project, settings=workspace.settings)
+    provider = provider or make_provider(model, settings=workspace.settings)
     policy = None
     if extra_rules:
         from codingcode.approval.rules import load_policy

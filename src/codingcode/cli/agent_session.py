@@ -90,16 +90,15 @@ async def cli_session(
 ) -> AsyncIterator[AgentSession]:
     """A session for the CLI: the built-in tools and the project's MCP servers' tools (all
     registered in one ToolService, so the resolver offers them), saved as it goes, closed
-    on the way out. ``workspace``: the front end's, when it already built one (None: read
-    here)."""
+    on the way out. ``workspace``: the one the front end already read (None: read it here)."""
     from codingcode.agent import open_session, resolve_model
     from codingcode.agent.session import DEFAULT_MAX_TURNS
     from codingcode.cli.tool_service import cli_tool_service
     from codingcode.mcp.client import open_project_mcp
     from codingcode.workspace import Workspace
 
-    # The session's settings and trust, read once here and handed down to everything below.
-    workspace = workspace if workspace is not None else Workspace.load(project)
+    # The session's settings and trust, read once and handed down to everything below.
+    workspace = workspace or Workspace.load(project)
     spec = resolve_model(project, model, settings=workspace.settings)  # fail fast
     rules, hidden = tool_rules(allowed_tools, disallowed_tools)
     service = cli_tool_service()  # C1: registered at set-up, hence offered to the model

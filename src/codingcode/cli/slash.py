@@ -161,7 +161,7 @@ class SlashHandler:
         if invocation.model:
             try:
                 spec = parse_model(invocation.model, source=command.source)
-                provider = make_provider(spec, project=session.project)
+                provider = make_provider(spec, settings=session.workspace.settings)
             except ModelError as exc:
                 self.console.print(f"[red]error:[/] {exc.message}", highlight=False)
                 return Result()
@@ -269,7 +269,7 @@ class SlashHandler:
             return
         try:
             spec = parse_model(arg, source="/model")
-            provider = make_provider(spec, project=self.session.project)
+            provider = make_provider(spec, settings=self.session.workspace.settings)
         except ModelError as exc:
             self.console.print(f"[red]error:[/] {exc.message}", highlight=False)
             return
@@ -339,7 +339,8 @@ class SlashHandler:
 
         session = self.session
         self.console.print(f"Mode: {session.mode}", markup=False)
-        rules = [*load_policy(session.project).rules, *session.extra_rules]
+        settings = session.workspace.reload().settings  # as the files say now
+        rules = [*load_policy(session.project, settings).rules, *session.extra_rules]
         for r in rules:
             where = r.source or "built in"
             ignored = "" if r.trusted or r.action != "allow" else "  (ignored: untrusted)"
