@@ -296,9 +296,6 @@ READ_ALLOWED = frozenset(
         "codingcode.runner.build_runner",
         "codingcode.agent.session.open_session",
         "codingcode.tools.definition.ToolExecCtx.session_workspace",
-        # TODO(skills17): is_trusted becomes required; these two go.
-        "codingcode.commands.registry.CommandRegistry.load",
-        "codingcode.skills.loader.load_skills",
     }
 )
 

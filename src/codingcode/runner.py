@@ -50,6 +50,8 @@ class ToolRunner:
     audit: AuditLog | None = None
     #: The hooks of the lifecycle events (PostToolUse, Stop, ...; issue 17); None: none.
     lifecycle: LifecycleHooks | None = None
+    #: The bus the hooks answer on (a ``continue: false`` is kept there for the session).
+    hook_bus: HookBus | None = None
     #: The session's project, settings and trust (built once by the front end), handed to
     #: every tool through its context.
     workspace: Workspace = field(kw_only=True)
@@ -360,6 +362,7 @@ def build_runner(
         workspace=workspace,
     )
     runner.ignored_grants = ignored
+    runner.hook_bus = bus
     from codingcode.approval.network_ask import SavedNetworkRules
 
     runner.network_rules = SavedNetworkRules.from_policy(

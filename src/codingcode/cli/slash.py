@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "/mcp": "the MCP servers' tools",
     "/permissions": "the permission mode and the approval rules in effect",
     "/hooks": "the hooks of the settings, with their source files",
+    "/skills": "the skills, with their descriptions and where they come from",
     "/diff": "what this session changed in the project",
     "/rewind": "/rewind [N|ID] [files|conversation|both] [force] — list this session's "
     "checkpoints (also Esc Esc), or go back to one",
@@ -357,6 +358,15 @@ class SlashHandler:
             text = exc.message
         self.console.print(text, markup=False, highlight=False)
 
+    def cmd_skills(self, arg: str) -> None:
+        from codingcode.commands.skills import skills_listing
+
+        self.console.print(
+            skills_listing(self.session.skills, self.session.skill_notes),
+            highlight=False,
+            markup=False,
+        )
+
     def cmd_diff(self, arg: str) -> None:
         self.console.print(session_diff(self.session), markup=False, highlight=False)
 
@@ -619,15 +629,11 @@ def path_candidates(project: Path, partial: str, limit: int = 200) -> Iterable[s
         return
 
 
-def make_completer(project: Path, registry: CommandRegistry | None = None) -> Any:
+def make_completer(project: Path, registry: CommandRegistry) -> Any:
     """Completion of ``/commands`` (the custom ones of ``registry``: the session's, read
     with its workspace's trust) and of ``@paths``."""
     from prompt_toolkit.completion import Completer, Completion
 
-    from codingcode.commands import CommandRegistry
-
-    if registry is None:
-        registry = CommandRegistry.load(project)
     # Custom commands complete too (their files' problems are reported by the handler).
     custom = {f"/{c.name}": c.description for c in registry.list()}
     names = {**custom, **COMMANDS}
