@@ -381,7 +381,9 @@ def test_always_into_a_damaged_settings_file_leaves_it_and_allows_this_run(
 
     async def main() -> str:
         call = cmd(project, "curl x")
-        return await after_block(runner.pipeline, call, [blocked("docs.test")], "F", rerun)
+        return await after_block(
+            runner.pipeline, call, [blocked("docs.test")], "F", rerun, trust=runner.workspace.trust
+        )
 
     text = anyio.run(main)
     assert local.read_text() == "{damaged"
@@ -401,10 +403,20 @@ def test_a_name_granted_meanwhile_is_not_asked_again(project: Path) -> None:
     async def main() -> list[str]:
         # two calls ran side by side; both were refused docs.test
         first = await after_block(
-            runner.pipeline, cmd(project, "curl a"), [blocked("docs.test")], "A", rerun
+            runner.pipeline,
+            cmd(project, "curl a"),
+            [blocked("docs.test")],
+            "A",
+            rerun,
+            trust=runner.workspace.trust,
         )
         second = await after_block(
-            runner.pipeline, cmd(project, "curl b"), [blocked("docs.test")], "B", rerun
+            runner.pipeline,
+            cmd(project, "curl b"),
+            [blocked("docs.test")],
+            "B",
+            rerun,
+            trust=runner.workspace.trust,
         )
         return [first, second]
 
@@ -431,7 +443,9 @@ def test_a_confirmer_that_cannot_ask_now_leaves_the_result_with_what_to_add(
 
     async def main() -> str:
         call = cmd(project, "curl x")
-        return await after_block(runner.pipeline, call, [blocked("docs.test")], "F", rerun)
+        return await after_block(
+            runner.pipeline, call, [blocked("docs.test")], "F", rerun, trust=runner.workspace.trust
+        )
 
     text = anyio.run(main)
     assert text.startswith("F\n[network: docs.test was blocked and no one can be asked")
