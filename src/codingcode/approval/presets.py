@@ -324,7 +324,7 @@ def command_findings(command: str, cwd: str, _depth: int = 0) -> Iterator[Findin
     steps = _STEPS.get(key)
     if steps is None:
         steps = tuple(_steps(command, cwd, _depth))
-        _STEPS.put(key, steps, 1 + len(command) // 100 + len(steps))
+        _STEPS.put(key, steps, 1 + len(command) // 100 + 4 * len(steps))  # ~400 B a step
     for step in steps:
         if isinstance(step, _Fresh):
             drop = step.drop
@@ -359,7 +359,8 @@ def _lexical_hits(text: str, cwd: str) -> frozenset[str] | None:
     lex = lexical(text, cwd)
     if is_env_name(lex.rpartition("/")[2]):
         return None
-    return frozenset(classify(lex))
+    hits = classify(lex)
+    return frozenset(hits) if hits else _NOTHING
 
 
 def _steps(command: str, cwd: str, _depth: int = 0) -> Iterator[_Step]:

@@ -123,8 +123,8 @@ MAX_CACHED_WEIGHT = 400_000
 
 def analysis_weight(command: str, analysis: Analysis) -> int:
     """About the memory an analysis holds, in units of ~100 bytes: its text, its simple
-    commands and their words."""
-    return 1 + len(command) // 100 + sum(2 + len(c.argv) for c in analysis.commands)
+    commands (~300 bytes each) and their words (~400 bytes each, measured)."""
+    return 1 + len(command) // 100 + sum(3 + 4 * len(c.argv) for c in analysis.commands)
 
 
 ANALYSES: BoundedLRU[tuple[str, str], Analysis] = BoundedLRU(MAX_CACHED_ANALYSES, MAX_CACHED_WEIGHT)
