@@ -12,9 +12,13 @@ def main() -> None:
 
         print(f"codingcode {__version__}")
         return
-    from codingcode.cli import run
+    try:
+        from codingcode.cli import run
 
-    run()
+        run()
+    except KeyboardInterrupt:  # Ctrl-C before the command's own handling (imports, start-up)
+        sys.stderr.write("Interrupted.\n")
+        sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -86,6 +86,10 @@ def _relative(project: Path, path: Path) -> str:
         return str(path)
 
 
+#: How long a change of the trust records waits for another process holding their lock.
+LOCK_TIMEOUT_S = 10.0
+
+
 class TrustStoreError(AgentError):
     """The trust records cannot be written (a read-only or full state directory)."""
 
@@ -181,6 +185,28 @@ class TrustStore:
         except OSError as exc:
             raise self._cannot_write(exc) from None
 
+    def _wait_for(self, lock: int) -> None:
+        """Take the records' lock, waiting at most LOCK_TIMEOUT_S for another process.
+
+        A poll, not a blocking ``flock``: a hung holder costs a bounded wait and one clear
+        error, and Ctrl-C ends the wait at once (the sleep is interruptible).
+        """
+        deadline = time.monotonic() + LOCK_TIMEOUT_S
+        pause = 0.002
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise TrustStoreError(
+                        f"the trust records ({self.path}) have been locked by another "
+                        f"codingcode process for over {LOCK_TIMEOUT_S:g} s; nothing was "
+                        "changed. If that process is stuck, stop it, then try again."
+                    ) from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
     @contextlib.contextmanager
     def _locked(self) -> Iterator[dict[str, Any]]:
         try:
@@ -189,7 +215,7 @@ class TrustStore:
         except OSError as exc:
             raise self._cannot_write(exc) from None
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._wait_for(lock)
             data = self._read()
             yield data
             try:

@@ -183,9 +183,10 @@ async def test_wrong_shape_chunk_is_malformed_too(endpoint: ScriptedEndpoint) ->
 
 async def test_hung_endpoint_times_out_then_gives_up(endpoint: ScriptedEndpoint, kind: str) -> None:
     endpoint.script = [HANG, HANG, HANG]
+    provider = make(kind)  # the SDK's import is not the call's time (seconds on a loaded CI)
     start = time.monotonic()
     with pytest.raises(ModelError, match=r"did not answer in time.*read 0.5s.*3 attempts"):
-        await answer(make(kind))
+        await answer(provider)
     assert time.monotonic() - start < 20  # three reads of 0.5 s and short backoffs, not 30 min
     assert len(endpoint.arrivals) == 3
 
@@ -209,9 +210,10 @@ async def test_retry_after_beyond_the_bound_fails_at_once(
     endpoint: ScriptedEndpoint, kind: str
 ) -> None:
     endpoint.script = [error(429, "rate_limit_error", {"Retry-After": "3600"}), OK[kind]("x")]
+    provider = make(kind)
     start = time.monotonic()
     with pytest.raises(ModelError, match=r"HTTP 429.*retry after 3600s.*max_retry_wait_s"):
-        await answer(make(kind))
+        await answer(provider)
     assert time.monotonic() - start < 10 and len(endpoint.arrivals) == 1
 
 
@@ -248,15 +250,17 @@ async def test_client_errors_are_not_retried(endpoint: ScriptedEndpoint, kind: s
 
 def test_settings_defaults_and_file(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from codingcode.agent.providers.base import load_client_settings
-    from codingcode.config import SettingsError
+    from codingcode.config import SettingsError, load_settings
 
     monkeypatch.setenv("CODINGCODE_CONFIG_DIR", str(tmp_path))
-    assert load_client_settings() == ModelClientSettings()
+    project = tmp_path / "project"
+    project.mkdir()
+    assert load_client_settings(load_settings(project)) == ModelClientSettings()
     (tmp_path / "settings.json").write_text(json.dumps({"model_client": {"read_timeout_s": 7}}))
-    assert load_client_settings().read_timeout_s == 7
+    assert load_client_settings(load_settings(project)).read_timeout_s == 7
     (tmp_path / "settings.json").write_text(json.dumps({"model_client": {"max_retries": -1}}))
     with pytest.raises(SettingsError, match=r"settings.json: model_client.max_retries"):
-        load_client_settings()
+        load_client_settings(load_settings(project))
 
 
 @pytest.mark.e2e

@@ -15,10 +15,11 @@ from codingcode.errors import (
     ToolFailureError,
     ToolTimeoutError,
 )
-from codingcode.mcp.client import McpManager, ServerState
+from codingcode.mcp.client import McpManager, ServerState, sandbox_launcher
 from codingcode.mcp.config import McpServerConfig, parse_server
 from codingcode.tools import ToolExecCtx, ToolService
 from codingcode.tools.definition import ToolOrigin
+from codingcode.workspace import Workspace
 from tests.mcp.conftest import eventually, serving, wait_for_port
 
 SERVERS = Path(__file__).parent / "servers"
@@ -239,10 +240,11 @@ async def test_open_project_mcp_follows_trust(
     raw = {"command": sys.executable, "args": [str(SERVERS / "paged_server.py")]}
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"paged": raw}}))
     service = ToolService()
-    async with open_project_mcp(project, service) as mcp:
+    workspace = Workspace.load(project)
+    async with open_project_mcp(project, service, workspace=workspace) as mcp:
         assert mcp.servers["paged"].state is ServerState.SKIPPED
         assert "not trusted" in mcp.notes()[0] and "paged:t0" not in service
-    async with open_project_mcp(project, service, trusted=True) as mcp:
+    async with open_project_mcp(project, service, workspace=workspace, trusted=True) as mcp:
         assert mcp.notes() == [] and "paged:t0" in service
 
 
@@ -267,6 +269,18 @@ async def test_sandboxed_stdio_server_goes_through_the_launcher(tmp_path: Path) 
             await service.call("tiny:die", {})
         assert "3" in await service.call("tiny:add", {"a": 1, "b": 2})
     assert len(planned) == 2
+
+
+async def test_sandboxed_server_without_a_launcher_does_not_start(tmp_path: Path) -> None:
+    """No sandbox settings handed down: the server is refused, never run unconfined, and
+    nothing reads the settings files behind the caller's back."""
+    cfg = _tiny(tmp_path, sandbox=True)
+    service = ToolService()
+    async with McpManager([cfg], project=tmp_path, service=service) as mcp:
+        conn = mcp.servers["tiny"]
+        assert conn.state is ServerState.FAILED
+        assert "asks for the sandbox" in (conn.error or "")
+        assert "tiny:add" not in service
 
 
 async def test_sandboxed_stdio_server_in_the_real_sandbox(
@@ -298,8 +312,9 @@ async def test_sandboxed_stdio_server_in_the_real_sandbox(
         "boxed", {"command": sys.executable, "args": [str(writer)], "sandbox": True}, tmp_path
     )
     service = ToolService()
+    launcher = sandbox_launcher(Workspace.load(project))
     try:
-        async with McpManager([cfg], project=project, service=service) as mcp:
+        async with McpManager([cfg], project=project, service=service, launcher=launcher) as mcp:
             conn = mcp.servers["boxed"]
             if "SandboxError" in (conn.error or ""):
                 pytest.skip(f"no sandbox backend on this machine: {conn.error}")

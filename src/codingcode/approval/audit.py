@@ -807,12 +807,12 @@ class CallTracker:
             return
         if exc is None:
             return  # nothing ran and nothing failed (a caller that stopped early)
-        if self._start is None and (self.decision is None or not self.decision.allowed):
-            if self.decision is None:
-                return  # approval itself failed (e.g. a required audit): nothing to add
+        if self._start is None and self.decision is not None and not self.decision.allowed:
             outcome: Outcome = "denied"
         elif _is_cancellation(exc):
-            outcome = "cancelled"
+            outcome = "cancelled"  # while it ran, or while it was being decided (a question)
+        elif self._start is None and self.decision is None and isinstance(exc, DeniedError):
+            outcome = "denied"  # refused before any decision (a layer said no by raising)
         else:
             outcome = "failed"
         size = None
