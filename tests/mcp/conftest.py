@@ -128,6 +128,7 @@ async def serving(
     command: Callable[[int], Sequence[str]],
     env: Callable[[int], Mapping[str, str]] | None = None,
     attempts: int = 5,
+    limit_s: float = 60,  # a hang guard: a loaded machine starts Node slowly
     **kwargs: Any,
 ) -> AsyncIterator[tuple[Process, int]]:
     """Start ``command(port)`` on a free port and wait until it listens there; start it again
@@ -140,7 +141,7 @@ async def serving(
         async with proc:
             try:
                 try:
-                    await wait_for_port(port, proc=proc)
+                    await wait_for_port(port, limit_s, proc=proc)
                 except PortTaken:
                     if attempt + 1 == attempts:
                         raise
