@@ -25,6 +25,7 @@ from codingcode.approval.confirm import Answer, ConfirmRequest
 from codingcode.approval.pipeline import ToolCall
 from codingcode.approval.setup import build_pipeline
 from codingcode.tools import ToolService
+from codingcode.workspace import Workspace
 
 EDIT = "edit_file"
 
@@ -111,7 +112,7 @@ class Counting:
 async def asked(project: Path, *, before: bool, answer: Answer) -> int:
     service = ToolService.default()
     confirmer = Counting(answer)
-    pipeline, _, _ = build_pipeline(project, confirmer=confirmer, audit=False)
+    pipeline, _, _ = build_pipeline(Workspace.load(project), confirmer=confirmer, audit=False)
     if before:  # as it was: no read-only commands, no check before asking, broad rules
         pipeline.read_only = None
         pipeline.precheck = None

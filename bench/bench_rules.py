@@ -5,8 +5,9 @@ most 0.5 s — linear in the number of rules (the ratio to 2,000 rules, same run
 Prints, per kind of call, the median CPU time of one ``RuleEngine.evaluate`` (preset rules
 included) with 1,000 user rules, the same with no user rules (the reference, measured in
 this run), their ratio, and the ratio to the 50 µs budget. Shell commands are measured
-both as the engine sees them in a session (the analysis of a command line is cached) and
-with a new command line every time (parse included). CPU time, taken over batches of
+both as the engine sees them in a session (what the text of a command line gives is cached;
+what its words name on disk is looked at afresh on every call) and with a new command line
+every time (parse included). CPU time, taken over batches of
 calls, is the fair figure on a shared machine (wall time there is mostly waiting); the
 last line says whether the slowest kind meets the budget.
 """
@@ -55,6 +56,7 @@ def startup_seconds(n: int, root: Path) -> tuple[float, float]:
 
     from codingcode.approval.pipeline import ToolCall
     from codingcode.approval.setup import build_pipeline
+    from codingcode.workspace import Workspace
 
     project = root / f"p{n}"
     (project / ".codingcode").mkdir(parents=True, exist_ok=True)
@@ -65,7 +67,7 @@ def startup_seconds(n: int, root: Path) -> tuple[float, float]:
     best, best_cpu = float("inf"), float("inf")
     for _ in range(3):
         t0, c0 = time.perf_counter(), time.process_time()
-        pipeline, _, _ = build_pipeline(project, audit=False)
+        pipeline, _, _ = build_pipeline(Workspace.load(project), audit=False)
         pipeline.evaluate(ToolCall("execute_command", {"command": "git status"}, project.resolve()))
         best = min(best, time.perf_counter() - t0)
         best_cpu = min(best_cpu, time.process_time() - c0)

@@ -60,7 +60,7 @@ def main() -> None:
             assert len(load_skills(root, is_trusted=trust_all).skills) == N
 
         def install() -> None:
-            text, _ = install_skills(root, ToolService())
+            text = install_skills(root, ToolService(), trust_all).prompt
             assert len(text) < 30_000
 
         def commands() -> None:
@@ -72,7 +72,7 @@ def main() -> None:
             warmup=0,
         )
         service = ToolService()
-        install_skills(root, service)
+        install_skills(root, service, trust_all)
         resolver = create_session_tool_resolver(service)
         start = time.perf_counter()
         hits = resolver.search("task number 12345")

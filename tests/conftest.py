@@ -83,9 +83,12 @@ def run_cli(
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests that declare a long hang guard (10 minutes or more) start first, longest first:
-    on several workers, a long test picked up last would finish the run alone. The order is
-    otherwise kept (a stable sort), and is the same on every worker."""
+    """Long tests start first, so that short ones fill the end of a run on several workers
+    (a long test picked up last would finish the run alone): those that declare a hang guard
+    of 10 minutes or more (the conformance suite's scenarios), longest first, then the
+    end-to-end tests (each starts the real command, servers, sandboxes several times), then
+    the rest. The order is otherwise kept (a stable sort), and is the same on every worker.
+    xdist's loadgroup sends the xdist_group groups (one worker each) before all of these."""
 
     def declared_timeout(item: pytest.Item) -> float:
         mark = item.get_closest_marker("timeout")
@@ -96,8 +99,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         except (TypeError, ValueError):
             return 0.0
 
-    def rank(item: pytest.Item) -> float:
+    def rank(item: pytest.Item) -> tuple[int, float]:
         guard = declared_timeout(item)
-        return -guard if guard >= 600 else 0.0
+        if guard >= 600:
+            return (0, -guard)
+        return (1, 0.0) if item.get_closest_marker("e2e") is not None else (2, 0.0)
 
     items.sort(key=rank)

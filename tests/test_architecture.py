@@ -27,9 +27,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "codingcode"
 
 #: The top floor: the front ends a person or a peer talks to. Nothing below imports them.
-#: The MCP server is moving out of ``codingcode.mcp`` into its own package; both places
-#: count as a front end until the move has landed.
-FRONT_ENDS = ("codingcode.cli", "codingcode.mcp_server", "codingcode.mcp.server")
+FRONT_ENDS = ("codingcode.cli", "codingcode.mcp_server")
 ENTRY_POINTS = frozenset({"codingcode.__main__"})
 
 
@@ -283,3 +281,78 @@ def test_checker_finds_a_layering_violation(tmp_path: Path) -> None:
         "codingcode.runner -> codingcode.cli (line 2)",
         "codingcode.tools -> codingcode.mcp_server (line 1)",
     }
+
+
+# -- settings and trust are read once, by the front end (issue 19) -------------------------
+#: The calls that read the settings files or the trust records.
+READERS = frozenset({"load_settings", "TrustStore", "workspace_for", "Workspace.load"})
+#: Where they may be called below the front ends: the Workspace itself, and the library's
+#: own front doors for a caller with no front end above it (a test, a benchmark, a library
+#: user): each reads one Workspace and hands it down.
+READ_ALLOWED = frozenset(
+    {
+        "codingcode.workspace",
+        "codingcode.config.load_settings",  # its own default trust store
+        "codingcode.runner.build_runner",
+        "codingcode.agent.session.open_session",
+        "codingcode.tools.definition.ToolExecCtx.session_workspace",
+    }
+)
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}"
+    return None
+
+
+def settings_readers(src: Path = SRC) -> list[str]:
+    """Every call of a settings or trust reader outside the front ends and READ_ALLOWED, as
+    ``module.function: call (line)``."""
+    found: list[str] = []
+    for name, (path, _) in modules(src).items():
+        if is_front_end(name):
+            continue
+
+        def walk(node: ast.AST, where: str) -> None:
+            for child in ast.iter_child_nodes(node):
+                inner = where
+                if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                    inner = f"{where}.{child.name}"
+                if isinstance(child, ast.Call) and _called_name(child) in READERS:
+                    allowed = any(inner == ok or inner.startswith(ok + ".") for ok in READ_ALLOWED)
+                    if not allowed:
+                        found.append(f"{inner}: {_called_name(child)} (line {child.lineno})")
+                walk(child, inner)
+
+        walk(ast.parse(path.read_text(encoding="utf-8")), name)
+    return found
+
+
+def test_only_the_front_ends_read_settings_and_trust() -> None:
+    """Below the front ends, settings and trust come from the session's Workspace: a library
+    function that read them itself would see other files than the session (a second read),
+    and another trust decision than the user's answer."""
+    readers = settings_readers()
+    assert not readers, "settings or trust read below the front ends:\n" + "\n".join(readers)
+
+
+def test_checker_finds_a_hidden_settings_read(tmp_path: Path) -> None:
+    src = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "tool.py": (
+                "from codingcode.config import load_settings\n"
+                "class T:\n"
+                "    def run(self, p):\n"
+                "        return load_settings(p)\n"
+            ),
+            "runner.py": "def build_runner(p):\n    return Workspace.load(p)\n",
+            "cli/__init__.py": "def main(p):\n    return TrustStore()\n",
+        },
+    )
+    assert settings_readers(src) == ["codingcode.tool.T.run: load_settings (line 4)"]

@@ -79,7 +79,7 @@ def _web(settings: Settings, distrust: bool) -> tuple[bool, bool]:
     from codingcode.workspace import Workspace, distrusted
 
     used = distrusted(settings) if distrust else settings
-    loaded = load_web_settings(settings.project, Workspace(settings.project, used, TrustStore()))
+    loaded = load_web_settings(Workspace(settings.project, used, TrustStore()))
     fetch = loaded.settings.fetch
     return "127.0.0.1" in fetch.allow_private_hosts, fetch.timeout_s == 7
 

@@ -50,9 +50,11 @@ class ToolRunner:
     audit: AuditLog | None = None
     #: The hooks of the lifecycle events (PostToolUse, Stop, ...; issue 17); None: none.
     lifecycle: LifecycleHooks | None = None
+    #: The bus the hooks answer on (a ``continue: false`` is kept there for the session).
+    hook_bus: HookBus | None = None
     #: The session's project, settings and trust (built once by the front end), handed to
-    #: every tool through its context; None: the tools read what they need themselves.
-    workspace: Workspace | None = None
+    #: every tool through its context.
+    workspace: Workspace = field(kw_only=True)
     #: The saved allow rules with a network(...) clause (issue 16; set by build_runner).
     network_rules: SavedNetworkRules | None = None
     _turn: int = field(default=0, init=False)
@@ -250,8 +252,9 @@ class ToolRunner:
             seen: list[Blocked] = []
             return await attempt(extra, seen), seen
 
-        trust = self.workspace.trust if self.workspace is not None else None
-        text = await after_block(self.pipeline, call, blocks, result, again, trust=trust)
+        text = await after_block(
+            self.pipeline, call, blocks, result, again, trust=self.workspace.trust
+        )
         if refused is not None and not reran:
             refused.message = text  # still refused: the same error, saying what was asked
             raise refused
@@ -334,7 +337,7 @@ def build_runner(
         return dumped
 
     pipeline, effective_mode, ignored = build_pipeline(
-        project,
+        workspace,
         validate=validate,
         mode=mode,
         confirmer=confirmer,
@@ -342,9 +345,7 @@ def build_runner(
         audit=log if log is not None else False,
         trust_project_grants=trust_project_grants,
         policy=policy,
-        settings=settings,
         assume_trusted=assume_trusted,
-        workspace=workspace,
         declared=declared,
     )
     # plan mode's refusal lists the read-only tools there are (from the registry)
@@ -352,10 +353,16 @@ def build_runner(
         d.name for d in service.list() if (found := declared(d.name)) and found.only_reads
     ]
     runner = ToolRunner(
-        service, project, mode=effective_mode, session_id=session_id, pipeline=pipeline, audit=log
+        service,
+        project,
+        mode=effective_mode,
+        session_id=session_id,
+        pipeline=pipeline,
+        audit=log,
+        workspace=workspace,
     )
     runner.ignored_grants = ignored
-    runner.workspace = workspace
+    runner.hook_bus = bus
     from codingcode.approval.network_ask import SavedNetworkRules
 
     runner.network_rules = SavedNetworkRules.from_policy(

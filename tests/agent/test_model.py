@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from codingcode.agent.model import ModelNotConfiguredError, resolve_model
-from codingcode.config import Scope, SettingsError
+from codingcode.agent.model import ModelNotConfiguredError, ModelSpec, resolve_model
+from codingcode.config import Scope, SettingsError, load_settings
 
 
 @pytest.fixture(autouse=True)
@@ -24,26 +24,29 @@ def settings(project: Path, data: object, name: str = "settings.json") -> Path:
     return path
 
 
+def resolve(project: Path, flag: str | None = None) -> ModelSpec:
+    """As a front end does: the settings read once, handed to the resolver."""
+    return resolve_model(project, flag, settings=load_settings(project))
+
+
 def test_precedence(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     settings(project, {"model": "openai:from-project"})
     settings(project, {"model": "anthropic:from-local"}, "settings.local.json")
-    spec = resolve_model(project)
+    spec = resolve(project)
     assert (spec.provider, spec.model, spec.scope) == ("anthropic", "from-local", Scope.LOCAL)
     monkeypatch.setenv("CODINGCODE_MODEL", "openai:from-env")
-    assert str(resolve_model(project)) == "openai:from-env"
-    assert str(resolve_model(project, "anthropic:claude-sonnet-4-5")) == (
-        "anthropic:claude-sonnet-4-5"
-    )
+    assert str(resolve(project)) == "openai:from-env"
+    assert str(resolve(project, "anthropic:claude-sonnet-4-5")) == ("anthropic:claude-sonnet-4-5")
 
 
 def test_model_names_may_contain_colons(project: Path) -> None:
-    spec = resolve_model(project, "openai:qwen2.5-coder:7b")  # an Ollama tag
+    spec = resolve(project, "openai:qwen2.5-coder:7b")  # an Ollama tag
     assert spec.model == "qwen2.5-coder:7b"
 
 
 def test_no_model_says_how(project: Path) -> None:
     with pytest.raises(ModelNotConfiguredError) as info:
-        resolve_model(project)
+        resolve(project)
     message = str(info.value)
     assert "--model" in message and "CODINGCODE_MODEL" in message and "settings.json" in message
     assert "`codingcode tool` and `codingcode mcp` need no model" in message
@@ -51,17 +54,17 @@ def test_no_model_says_how(project: Path) -> None:
 
 def test_bad_values(project: Path) -> None:
     with pytest.raises(ModelNotConfiguredError, match="PROVIDER:MODEL"):
-        resolve_model(project, "llama3.1")  # served by many: no provider inferred
+        resolve(project, "llama3.1")  # served by many: no provider inferred
     with pytest.raises(ModelNotConfiguredError, match="Unknown model provider 'gemini'"):
-        resolve_model(project, "gemini:pro")
+        resolve(project, "gemini:pro")
     path = settings(project, {"model": {"name": "x"}})
     with pytest.raises(SettingsError, match=f"{path}: `model` must be a string"):
-        resolve_model(project)
+        resolve(project)
 
 
 def test_provider_inferred_where_unambiguous(project: Path) -> None:
-    assert str(resolve_model(project, "gpt-4.1")) == "openai:gpt-4.1"
-    assert str(resolve_model(project, "o3-mini")) == "openai:o3-mini"
-    assert str(resolve_model(project, "claude-sonnet-4-5")) == "anthropic:claude-sonnet-4-5"
+    assert str(resolve(project, "gpt-4.1")) == "openai:gpt-4.1"
+    assert str(resolve(project, "o3-mini")) == "openai:o3-mini"
+    assert str(resolve(project, "claude-sonnet-4-5")) == "anthropic:claude-sonnet-4-5"
     # An explicit provider is kept, even for a name that would infer another.
-    assert str(resolve_model(project, "openai:claude-proxy")) == "openai:claude-proxy"
+    assert str(resolve(project, "openai:claude-proxy")) == "openai:claude-proxy"

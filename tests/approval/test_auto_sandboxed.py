@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from codingcode.approval.setup import sandbox_fully_contains
-from codingcode.config import user_config_dir
+from codingcode.config import load_settings, user_config_dir
 from codingcode.runner import build_runner
 
 pytestmark = pytest.mark.anyio
@@ -24,7 +24,7 @@ def _user(settings: dict[str, object]) -> None:
 
 @pytest.fixture(autouse=True)
 def _needs_a_sandbox(project: Path) -> None:
-    if not sandbox_fully_contains(project):
+    if not sandbox_fully_contains(project, load_settings(project)):
         pytest.skip("no sandbox backend on this machine")
 
 

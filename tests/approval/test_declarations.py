@@ -21,6 +21,7 @@ from codingcode.approval.capabilities import deny_rule_masks
 from codingcode.approval.confirm import describe_call, headline
 from codingcode.approval.pipeline import ToolCall
 from codingcode.approval.rules import Rule, RuleEngine, load_policy
+from codingcode.config import load_settings
 from codingcode.runner import ToolRunner, build_runner
 from codingcode.tools import declarations
 from codingcode.tools.builtin import builtin_tools
@@ -146,7 +147,7 @@ async def test_a_declared_readers_deny_rule_covers_commands_and_masks_the_sandbo
     assert (d.decision, d.rule) == ("deny", "peek(private/**)")
     # denyRead: the reader's deny rule is a sandbox mask; the writer's is not (it would
     # hide files the user only wanted kept unchanged), as with read_file and write_file
-    rules = load_policy(project).rules
+    rules = load_policy(project, load_settings(project)).rules
     masks = deny_rule_masks(rules, project, declarations.lookup(_service()))
     assert [m.pattern for m in masks] == [f"{project}/private/**"]
     policy = runner.launcher.policy

@@ -44,7 +44,7 @@ pytestmark = pytest.mark.anyio
     ],
 )
 def test_the_narrowest_useful_rule(project: Path, command: str, rule: str | None) -> None:
-    assert narrow_rule("execute_command", {"command": command}, project, project) == rule
+    assert narrow_rule("execute_command", command, project, project) == rule
 
 
 def test_split_rules() -> None:

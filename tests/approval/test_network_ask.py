@@ -29,7 +29,7 @@ from codingcode.approval.network_ask import (
 from codingcode.approval.pipeline import ToolCall
 from codingcode.approval.rules import load_policy, local_settings_path
 from codingcode.capabilities import CapabilitySet
-from codingcode.config import SettingsError
+from codingcode.config import SettingsError, load_settings
 from codingcode.runner import build_runner
 from codingcode.sandbox.network.domains import ALLOWED_KEY, DENIED_KEY, LOCAL_KEY
 from codingcode.sandbox.network.runtime import Blocked
@@ -151,13 +151,15 @@ def test_saved_clause_rules_count_only_when_trusted(project: Path) -> None:
     install = cmd(project, "npm install left-pad")
     runner = build_runner(project, audit=False)
     # a project the user has not trusted: its file's clause grants nothing
-    untrusted = SavedNetworkRules.from_policy(load_policy(project), project, distrust_project=False)
+    untrusted = SavedNetworkRules.from_policy(
+        load_policy(project, load_settings(project)), project, distrust_project=False
+    )
     assert untrusted.engine is None
     assert granted_domains(runner.pipeline, install, untrusted) == frozenset()
     from codingcode.trust import TrustStore
 
     TrustStore().trust(project)
-    policy = load_policy(project)
+    policy = load_policy(project, load_settings(project))
     distrusted = SavedNetworkRules.from_policy(policy, project, distrust_project=True)
     assert distrusted.engine is None  # the session's own distrust (--no-trust) too
     trusted = SavedNetworkRules.from_policy(policy, project, distrust_project=False)
@@ -180,7 +182,14 @@ def ask(
         return "SECOND RUN", []
 
     async def main() -> str:
-        return await after_block(runner.pipeline, cmd(project, command), blocks, "FIRST", rerun)
+        return await after_block(
+            runner.pipeline,
+            cmd(project, command),
+            blocks,
+            "FIRST",
+            rerun,
+            trust=runner.workspace.trust,
+        )
 
     return runner, anyio.run(main), reruns
 
@@ -260,7 +269,14 @@ def test_headless_result_and_notice_say_what_to_add(project: Path) -> None:
 
     async def main() -> str:
         call = cmd(project, "npm install left-pad")
-        return await after_block(runner.pipeline, call, [blocked("registry.npmjs.org")], "F", rerun)
+        return await after_block(
+            runner.pipeline,
+            call,
+            [blocked("registry.npmjs.org")],
+            "F",
+            rerun,
+            trust=runner.workspace.trust,
+        )
 
     text = anyio.run(main)
     (note,) = notes
@@ -331,7 +347,14 @@ def test_a_session_grant_after_a_block_holds_for_sub_agents_both_ways(project: P
 
     async def main() -> None:
         call = cmd(project, "npm install left-pad")
-        await after_block(parent.pipeline, call, [blocked("registry.npmjs.org")], "F", rerun)
+        await after_block(
+            parent.pipeline,
+            call,
+            [blocked("registry.npmjs.org")],
+            "F",
+            rerun,
+            trust=parent.workspace.trust,
+        )
 
     anyio.run(main)
     install = cmd(project, "npm install is-odd")

@@ -224,9 +224,10 @@ async def test_ask_is_sticky_in_every_mode(
 ) -> None:
     from codingcode.approval.rules import Policy, Rule
     from codingcode.approval.setup import build_pipeline
+    from codingcode.workspace import Workspace
 
     policy = Policy([Rule(a, "allow", priority=100) for a in allows])
-    pipeline, _, _ = build_pipeline(project, mode=mode, audit=False, policy=policy)
+    pipeline, _, _ = build_pipeline(Workspace.load(project), mode=mode, audit=False, policy=policy)
     tool, args = asked
     d = await pipeline.decide(ToolCall(tool, args, project, mode=mode), dry_run=True)
     assert d.decision in ("ask", "deny"), (mode, asked, allows, d)
@@ -236,8 +237,9 @@ async def test_always_answer_keeps_the_sessions_own_rules(project: Path) -> None
     """The re-read after an always/never answer keeps the rules the session was opened with
     (``--allowed-tools`` / ``--disallowed-tools``): they are not in any settings file."""
     from codingcode.approval.rules import Rule, load_policy
+    from codingcode.config import load_settings
 
-    policy = load_policy(project)
+    policy = load_policy(project, load_settings(project))
     policy.rules.append(Rule("execute_command(printf kept *)", "allow", 0, None, "--allowed-tools"))
     policy.rules.append(Rule("execute_command(touch *)", "deny", 0, None, "--disallowed-tools"))
     confirmer = ScriptedConfirmer([Answer.ALWAYS])

@@ -4,7 +4,7 @@ which of two nested commands is walked first changes what is found twice."""
 
 from __future__ import annotations
 
-from codingcode.approval.shell.parse import _analyze_cached
+from codingcode.approval.shell.parse import _analyze_fresh
 
 TEXTS = [
     "import os; print(sorted(k for k in os.environ if k in {'A', 'B'}))",
@@ -17,7 +17,7 @@ def test_safety_net_commands_come_in_text_order_every_time() -> None:
         orders = set()
         for i in range(12):
             ballast = [[j] for j in range(i * 500)]  # a different heap each time
-            analysis = _analyze_cached.__wrapped__(text, "/tmp")  # type: ignore[attr-defined]
+            analysis = _analyze_fresh(text, "/tmp")
             orders.add(tuple(c.line() for c in analysis.commands))
             del ballast
         assert len(orders) == 1, orders

@@ -13,6 +13,7 @@ from rich.console import Console
 from codingcode.agent import open_session, parse_model
 from codingcode.agent.session import AgentSession
 from codingcode.cli import slash
+from codingcode.commands import CommandRegistry
 from tests.agent.fake_model import FakeModelServer, Step
 
 
@@ -109,7 +110,7 @@ def test_completions(project: Path) -> None:
 
     (project / "src").mkdir()
     (project / "src" / "app.py").write_text("")
-    completer = slash.make_completer(project)
+    completer = slash.make_completer(project, CommandRegistry())
 
     def complete(text: str) -> list[str]:
         return [c.text for c in completer.get_completions(Document(text), None)]

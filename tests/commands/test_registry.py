@@ -15,6 +15,7 @@ from codingcode.commands.render import plain_output
 from codingcode.config import Scope, user_config_dir
 from codingcode.errors import InvalidArgumentsError
 from codingcode.trust import TrustStore
+from codingcode.workspace import Workspace
 
 
 def trust_all(path: Path, data: bytes) -> bool:
@@ -88,11 +89,12 @@ def test_bad_command_files_are_one_line_each(project: Path) -> None:
 
 def test_project_commands_need_trust(project: Path) -> None:
     write(project / ".codingcode" / "commands" / "deploy.md", "Deploy.\n")
-    registry = CommandRegistry.load(project)
+    registry = CommandRegistry.load(project, is_trusted=Workspace.load(project).is_trusted)
     assert registry.list() == []
     assert "1 project command (/deploy) not loaded until you trust" in registry.notes[0]
     TrustStore().trust(project)
-    assert CommandRegistry.load(project).get("deploy") is not None
+    trusted = Workspace.load(project).is_trusted
+    assert CommandRegistry.load(project, is_trusted=trusted).get("deploy") is not None
 
 
 class EchoPrompt:
@@ -131,9 +133,9 @@ def test_command_lines_and_paths() -> None:
 def test_unknown_command_names_the_known_ones(project: Path) -> None:
     write(user_config_dir() / "commands" / "review.md", "Review.\n")
     with pytest.raises(InvalidArgumentsError, match=r"Did you mean /review\?"):
-        find_invocation(project, "/reviw x")
-    assert find_invocation(project, "not a command") is None
-    found = find_invocation(project, "/review  a b")
+        find_invocation(Workspace.load(project), "/reviw x")
+    assert find_invocation(Workspace.load(project), "not a command") is None
+    found = find_invocation(Workspace.load(project), "/review  a b")
     assert found is not None and found.arguments == "a b"
     assert isinstance(found.command, MarkdownCommand) and found.command.scope is Scope.USER
 
@@ -144,3 +146,57 @@ def test_plain_output_keeps_failures_whole() -> None:
     both = "Exit code: 0\n--- stdout ---\na\n--- stderr ---\nb"
     assert plain_output(both) == both
     assert plain_output("Exit code: 0\n(no output)") == ""
+
+
+def skill_file(base: Path, name: str, extra: str = "") -> None:
+    write(
+        base / name / "SKILL.md",
+        f"---\nname: {name}\ndescription: The {name} skill.\n{extra}---\nDo {name} on $ARGUMENTS.\n",
+    )
+
+
+@pytest.mark.anyio
+async def test_skills_are_slash_commands_and_win_over_a_command_of_their_name(
+    project: Path,
+) -> None:
+    from codingcode.commands.skills import SkillCommand, add_skills, skills_listing
+    from codingcode.skills.loader import load_skills
+
+    skills = project / ".codingcode" / "skills"
+    skill_file(skills, "deploy", "argument-hint: ENV\nmodel: openai:gpt-4.1\n")
+    skill_file(skills, "quiet", "disable-model-invocation: true\n")
+    skill_file(skills, "model-only", "user-invocable: false\n")
+    write(project / ".codingcode" / "commands" / "deploy.md", "The command.\n")
+    registry = CommandRegistry.load(project, is_trusted=trust_all)
+    found = load_skills(project, is_trusted=trust_all)
+    add_skills(registry, found.skills.values())
+    assert [c.name for c in registry.list()] == ["deploy", "quiet"]  # model-only: no /name
+    deploy = registry.get("deploy")
+    assert isinstance(deploy, SkillCommand)
+    assert deploy.argument_hint == "ENV" and deploy.model == "openai:gpt-4.1"
+    assert any("deploy.md is ignored: /deploy is project skill" in n for n in registry.notes)
+    prompt = await deploy.prompt("staging")
+    assert "Do deploy on staging." in prompt.text and "/deploy with: staging" in prompt.text
+    # An entry that is not a Markdown command (an MCP prompt, another skill) stays first.
+    registry.register(EchoPrompt())
+    add_skills(registry, [found.skills["deploy"]])
+    listing = skills_listing(found.skills.values(), ["1 project skill (x) not loaded"])
+    assert "quiet — The quiet skill." in listing and "you only: /quiet" in listing
+    assert "model-only" in listing and "the model only" in listing
+    assert "deploy ENV — The deploy skill." in listing and "/deploy or the model" in listing
+    assert str(skills / "deploy" / "SKILL.md") in listing
+    assert "note: 1 project skill (x) not loaded" in listing
+    assert skills_listing([]).startswith("No skills.")
+
+
+def test_a_project_skill_never_shadows_the_users_own_command(project: Path) -> None:
+    from codingcode.commands.skills import add_skills
+    from codingcode.skills.loader import load_skills
+
+    skill_file(project / ".codingcode" / "skills", "deploy")
+    write(user_config_dir() / "commands" / "deploy.md", "My own deploy.\n")
+    registry = CommandRegistry.load(project, is_trusted=trust_all)
+    add_skills(registry, load_skills(project, is_trusted=trust_all).skills.values())
+    mine = registry.get("deploy")
+    assert isinstance(mine, MarkdownCommand) and mine.scope is Scope.USER
+    assert any("project skill" in n and "is ignored" in n for n in registry.notes)

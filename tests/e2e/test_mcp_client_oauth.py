@@ -17,11 +17,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 from tests.conftest import run_cli
-from tests.mcp.conftest import free_port, wait_for_port
+from tests.mcp.conftest import free_port, started_listening
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 SERVERS = Path(__file__).parent.parent / "mcp" / "servers"
@@ -29,21 +28,24 @@ SERVERS = Path(__file__).parent.parent / "mcp" / "servers"
 
 class OAuthServer:
     def __init__(self, tmp: Path, *extra: str) -> None:
-        self.port = free_port()
-        self.log = tmp / f"grants-{self.port}.jsonl"
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                str(SERVERS / "oauth_server.py"),
-                str(self.port),
-                str(self.log),
-                *extra,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        anyio.run(wait_for_port, self.port)
+        for _ in range(5):  # again on another port if its port was taken meanwhile
+            self.port = free_port()
+            self.log = tmp / f"grants-{self.port}.jsonl"
+            self.url = f"http://127.0.0.1:{self.port}/mcp"
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    str(SERVERS / "oauth_server.py"),
+                    str(self.port),
+                    str(self.log),
+                    *extra,
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            if started_listening(self.proc, self.port):
+                return
+        raise AssertionError("the OAuth server found no free port")
 
     def grants(self) -> list[dict[str, Any]]:
         if not self.log.exists():

@@ -7,7 +7,6 @@ import json
 import os
 from pathlib import Path
 
-import anyio
 import pytest
 
 from codingcode.config import Scope
@@ -16,7 +15,7 @@ from codingcode.mcp.config import parse_server
 from codingcode.tools import ToolExecCtx, ToolService
 from codingcode.tools.resolver import create_session_tool_resolver
 from tests.e2e.mcp_peers import EVERYTHING, NODE, TIME_SERVER, need
-from tests.mcp.conftest import eventually, free_port, wait_for_port
+from tests.mcp.conftest import eventually, serving
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.timeout(90)]
 
@@ -64,22 +63,18 @@ async def test_everything_over_stdio_import_list_call_list_changed(tmp_path: Pat
 async def test_everything_over_streamable_http(tmp_path: Path) -> None:
     need(EVERYTHING, "@modelcontextprotocol/server-everything")
     assert NODE
-    port = free_port()
-    env = {**os.environ, "PORT": str(port)}
-    async with await anyio.open_process(
-        [NODE, str(EVERYTHING), "streamableHttp"], env=env, stderr=None
-    ) as proc:
-        try:
-            await wait_for_port(port)
-            cfg = _cfg("ev", {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}, tmp_path)
-            service = ToolService()
-            async with McpManager([cfg], project=tmp_path, service=service) as mcp:
-                assert mcp.servers["ev"].state is ServerState.READY, mcp.servers["ev"].error
-                assert len([n for n in service.names() if n.startswith("ev:")]) >= 10
-                out = await service.call("ev:get-sum", {"a": 1, "b": 1})
-                assert "The sum of 1 and 1 is 2" in out
-        finally:
-            proc.terminate()
+    async with serving(
+        lambda _: [NODE, str(EVERYTHING), "streamableHttp"],
+        env=lambda port: {**os.environ, "PORT": str(port)},
+        stderr=None,
+    ) as (_, port):
+        cfg = _cfg("ev", {"type": "http", "url": f"http://127.0.0.1:{port}/mcp"}, tmp_path)
+        service = ToolService()
+        async with McpManager([cfg], project=tmp_path, service=service) as mcp:
+            assert mcp.servers["ev"].state is ServerState.READY, mcp.servers["ev"].error
+            assert len([n for n in service.names() if n.startswith("ev:")]) >= 10
+            out = await service.call("ev:get-sum", {"a": 1, "b": 1})
+            assert "The sum of 1 and 1 is 2" in out
 
 
 async def test_time_server_from_pypi(tmp_path: Path) -> None:
@@ -122,17 +117,12 @@ async def test_time_server_from_pypi(tmp_path: Path) -> None:
 async def test_everything_over_old_sse_transport(tmp_path: Path) -> None:
     need(EVERYTHING, "@modelcontextprotocol/server-everything")
     assert NODE
-    port = free_port()
-    env = {**os.environ, "PORT": str(port)}
-    async with await anyio.open_process([NODE, str(EVERYTHING), "sse"], env=env) as proc:
-        try:
-            await wait_for_port(port)
-            cfg = _cfg("old", {"type": "sse", "url": f"http://127.0.0.1:{port}/sse"}, tmp_path)
-            service = ToolService()
-            async with McpManager([cfg], project=tmp_path, service=service) as mcp:
-                assert mcp.servers["old"].state is ServerState.READY, mcp.servers["old"].error
-                assert "The sum of 1 and 2 is 3" in await service.call(
-                    "old:get-sum", {"a": 1, "b": 2}
-                )
-        finally:
-            proc.terminate()
+    async with serving(
+        lambda _: [NODE, str(EVERYTHING), "sse"],
+        env=lambda port: {**os.environ, "PORT": str(port)},
+    ) as (_, port):
+        cfg = _cfg("old", {"type": "sse", "url": f"http://127.0.0.1:{port}/sse"}, tmp_path)
+        service = ToolService()
+        async with McpManager([cfg], project=tmp_path, service=service) as mcp:
+            assert mcp.servers["old"].state is ServerState.READY, mcp.servers["old"].error
+            assert "The sum of 1 and 2 is 3" in await service.call("old:get-sum", {"a": 1, "b": 2})

@@ -211,3 +211,105 @@ def test_a_custom_command_in_the_app(project: Path, fake: FakeModelServer, tmp_p
         assert wait_exit(term, exit_file) == "0"
     finally:
         term.close()
+
+
+USER_ONLY = """---
+name: ship-it
+description: Tag and push a release. SHIP-DESCRIPTION
+argument-hint: VERSION
+disable-model-invocation: true
+allowed-tools: Read
+---
+Tag the release $ARGUMENTS and push it. SHIP-BODY-4242
+"""
+
+
+def test_a_user_only_skill_is_hidden_from_the_model_but_runs_as_slash_command(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    folder = project / ".claude" / "skills" / "ship"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(USER_ONLY)
+    (project / ".claude" / "skills" / "changelog").mkdir()
+    (project / ".claude" / "skills" / "changelog" / "SKILL.md").write_text(SKILL)
+    env = env_for(fake, "openai", tmp_path)
+    assert run(["trust"], project, env).returncode == 0
+    # The model: not listed, no tool, and tool_search cannot find or load it.
+    fake.script = [
+        Step(tool_calls=[("tool_search", {"query": "select:skill_ship-it"})]),
+        Step(tool_calls=[("tool_search", {"query": "tag push release"})]),
+        Step(text="ok"),
+    ]
+    result = run(["run", "hello"], project, env)
+    assert result.returncode == 0, result.stderr
+    bodies = fake.bodies()
+    assert "SHIP-DESCRIPTION" not in all_text(bodies[0])
+    assert "changelog-writer: Writes CHANGELOG" in system_text(bodies[0])  # the others stay
+    selected, _ = tool_results(bodies[1])[-1]
+    assert "Not available in this session: skill_ship-it" in selected
+    searched, _ = tool_results(bodies[2])[-1]
+    assert "skill_ship-it" not in searched and "SHIP-DESCRIPTION" not in searched
+    assert all("skill_ship-it" not in tool_names(body) for body in bodies)
+    # The user: /ship-it ARGS sends its instructions, with its allowed-tools limit.
+    fake.script = [
+        Step(tool_calls=[("write_file", {"path": "w.txt", "content": "x"})]),
+        Step(text="Shipped."),
+    ]
+    before = len(fake.bodies())
+    result = run(["run", "/ship-it", "v1.2", "--mode", "bypass"], project, env)
+    assert result.returncode == 3, result.stderr  # answered right after the refused write
+    prompt = json.dumps(fake.bodies()[before]["messages"][-1])
+    assert "Tag the release v1.2 and push it. SHIP-BODY-4242" in prompt
+    assert "/ship-it" in prompt
+    refused, _ = tool_results(fake.bodies()[before + 1])[-1]
+    assert "outside the tools the command /ship-it allows" in refused
+    assert not (project / "w.txt").exists()
+    # A model-usable skill is a /name command too.
+    fake.script = [Step(text="Noted.")]
+    before = len(fake.bodies())
+    result = run(["run", "/changelog-writer", "for 1.2"], project, env)
+    assert result.returncode == 0, result.stderr
+    assert "BODY-MARKER-31337" in json.dumps(fake.bodies()[before]["messages"][-1])
+
+
+def test_an_unknown_name_lists_skills_too_and_untrusted_skills_say_why(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    folder = project / ".codingcode" / "skills" / "ship"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(USER_ONLY)
+    env = env_for(fake, "anthropic", tmp_path)
+    result = run(["run", "/ship-it", "v1"], project, env)
+    assert result.returncode == 2
+    assert "1 project skill (ship) not loaded until you trust" in result.stderr
+    assert not fake.bodies()
+    assert run(["trust"], project, env).returncode == 0
+    result = run(["run", "/ship-itt"], project, env)
+    assert result.returncode == 2 and "Did you mean /ship-it?" in result.stderr
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_skills_in_the_app(project: Path, fake: FakeModelServer, tmp_path: Path) -> None:
+    from tests.e2e.test_agent_tui import start_app, wait_exit
+
+    skills = tmp_path / "cfg" / "skills" / "ship"
+    skills.mkdir(parents=True)
+    (skills / "SKILL.md").write_text(USER_ONLY)
+    fake.script = [Step(text="Shipped v9!")]
+    exit_file = tmp_path / "exit"
+    term = start_app(fake, project, tmp_path, exit_file)
+    try:
+        term.wait_prompt()
+        term.send("/skills", "Enter")
+        term.wait_text("you only: /ship-it")
+        term.wait_prompt()
+        term.send("/ship-it v9", "Enter")
+        term.wait_text("Shipped v9!")
+        term.wait_prompt()
+        prompt = json.dumps(fake.bodies()[0]["messages"][-1])
+        assert "Tag the release v9 and push it." in prompt
+        assert "SHIP-DESCRIPTION" not in system_text(fake.bodies()[0])
+        term.send("/exit", "Enter")
+        assert wait_exit(term, exit_file) == "0"
+    finally:
+        term.close()

@@ -8,7 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-import anyio
 import pytest
 
 from codingcode.config import Scope
@@ -95,26 +94,21 @@ async def test_a_lone_surrogate_over_http_is_replaced(
     transport repairs the body first, so the answer arrives with U+FFFD, at once."""
     import subprocess
 
-    from tests.mcp.conftest import free_port, wait_for_port
+    from tests.mcp.conftest import serving
 
-    port = free_port()
     server = RAW.parent / "raw_http_server.py"
-    cmd = [sys.executable, str(server), str(port)]
-    url = f"http://127.0.0.1:{port}/mcp"
-    raw = {"type": "http", "url": url, "timeout_ms": 20_000}
-    cfg = parse_server("web", raw, scope=Scope.USER, source=tmp_path / "s.json", env={})
-    async with await anyio.open_process(cmd, stderr=subprocess.DEVNULL) as proc:
-        try:
-            await wait_for_port(port)
-            service = ToolService()
-            async with McpManager([cfg], project=tmp_path, service=service) as m:
-                assert m.servers["web"].state is ServerState.READY, m.servers["web"].error
-                start = time.monotonic()
-                assert await service.call("web:odd", {}) == "a\ufffdb"
-                assert time.monotonic() - start < 15
-                assert m.servers["web"].state is ServerState.READY
-        finally:
-            proc.terminate()
+    cmd = [sys.executable, str(server)]
+    async with serving(lambda port: [*cmd, str(port)], stderr=subprocess.DEVNULL) as (_, port):
+        url = f"http://127.0.0.1:{port}/mcp"
+        raw = {"type": "http", "url": url, "timeout_ms": 20_000}
+        cfg = parse_server("web", raw, scope=Scope.USER, source=tmp_path / "s.json", env={})
+        service = ToolService()
+        async with McpManager([cfg], project=tmp_path, service=service) as m:
+            assert m.servers["web"].state is ServerState.READY, m.servers["web"].error
+            start = time.monotonic()
+            assert await service.call("web:odd", {}) == "a\ufffdb"
+            assert time.monotonic() - start < 15
+            assert m.servers["web"].state is ServerState.READY
     err = capsys.readouterr().err
     assert "Traceback" not in err
 

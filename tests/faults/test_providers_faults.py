@@ -250,15 +250,17 @@ async def test_client_errors_are_not_retried(endpoint: ScriptedEndpoint, kind: s
 
 def test_settings_defaults_and_file(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from codingcode.agent.providers.base import load_client_settings
-    from codingcode.config import SettingsError
+    from codingcode.config import SettingsError, load_settings
 
     monkeypatch.setenv("CODINGCODE_CONFIG_DIR", str(tmp_path))
-    assert load_client_settings() == ModelClientSettings()
+    project = tmp_path / "project"
+    project.mkdir()
+    assert load_client_settings(load_settings(project)) == ModelClientSettings()
     (tmp_path / "settings.json").write_text(json.dumps({"model_client": {"read_timeout_s": 7}}))
-    assert load_client_settings().read_timeout_s == 7
+    assert load_client_settings(load_settings(project)).read_timeout_s == 7
     (tmp_path / "settings.json").write_text(json.dumps({"model_client": {"max_retries": -1}}))
     with pytest.raises(SettingsError, match=r"settings.json: model_client.max_retries"):
-        load_client_settings()
+        load_client_settings(load_settings(project))
 
 
 @pytest.mark.e2e

@@ -15,11 +15,12 @@ from codingcode.errors import (
     ToolFailureError,
     ToolTimeoutError,
 )
-from codingcode.mcp.client import McpManager, ServerState
+from codingcode.mcp.client import McpManager, ServerState, sandbox_launcher
 from codingcode.mcp.config import McpServerConfig, parse_server
 from codingcode.tools import ToolExecCtx, ToolService
 from codingcode.tools.definition import ToolOrigin
-from tests.mcp.conftest import eventually, free_port, wait_for_port
+from codingcode.workspace import Workspace
+from tests.mcp.conftest import eventually, serving, wait_for_port
 
 SERVERS = Path(__file__).parent / "servers"
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
@@ -200,14 +201,13 @@ async def test_skipped_by_filter_and_disabled(tmp_path: Path) -> None:
 
 
 async def test_streamable_http_and_a_server_that_goes_away(tmp_path: Path) -> None:
-    port = free_port()
-    cmd = [sys.executable, str(SERVERS / "tiny_server.py"), "http", str(port)]
-    url = f"http://127.0.0.1:{port}/mcp"
-    cfg = _server("web", {"type": "http", "url": url, "headers": {"X-Test": "1"}}, tmp_path)
+    def cmd(port: int) -> list[str]:
+        return [sys.executable, str(SERVERS / "tiny_server.py"), "http", str(port)]
+
     service = ToolService()
-    first = await anyio.open_process(cmd, stderr=subprocess.DEVNULL)
-    try:
-        await wait_for_port(port)
+    async with serving(cmd, stderr=subprocess.DEVNULL) as (first, port):
+        url = f"http://127.0.0.1:{port}/mcp"
+        cfg = _server("web", {"type": "http", "url": url, "headers": {"X-Test": "1"}}, tmp_path)
         async with McpManager([cfg], project=tmp_path, service=service) as mcp:
             assert "42" in await service.call("web:add", {"a": 40, "b": 2})
             first.terminate()
@@ -217,17 +217,14 @@ async def test_streamable_http_and_a_server_that_goes_away(tmp_path: Path) -> No
             ):
                 await service.call("web:add", {"a": 1, "b": 2})
             assert mcp.servers["web"].state is ServerState.FAILED
-            async with await anyio.open_process(cmd, stderr=subprocess.DEVNULL) as second:
+            # the same port again (below the ephemeral range: no connection was given it)
+            async with await anyio.open_process(cmd(port), stderr=subprocess.DEVNULL) as second:
                 try:
-                    await wait_for_port(port)
+                    await wait_for_port(port, proc=second)
                     assert "3" in await service.call("web:add", {"a": 1, "b": 2})  # reconnected
                     assert mcp.servers["web"].state is ServerState.READY
                 finally:
                     second.terminate()
-    finally:
-        if first.returncode is None:
-            first.terminate()
-        await first.aclose()
 
 
 async def test_open_project_mcp_follows_trust(
@@ -243,10 +240,11 @@ async def test_open_project_mcp_follows_trust(
     raw = {"command": sys.executable, "args": [str(SERVERS / "paged_server.py")]}
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"paged": raw}}))
     service = ToolService()
-    async with open_project_mcp(project, service) as mcp:
+    workspace = Workspace.load(project)
+    async with open_project_mcp(project, service, workspace=workspace) as mcp:
         assert mcp.servers["paged"].state is ServerState.SKIPPED
         assert "not trusted" in mcp.notes()[0] and "paged:t0" not in service
-    async with open_project_mcp(project, service, trusted=True) as mcp:
+    async with open_project_mcp(project, service, workspace=workspace, trusted=True) as mcp:
         assert mcp.notes() == [] and "paged:t0" in service
 
 
@@ -271,6 +269,18 @@ async def test_sandboxed_stdio_server_goes_through_the_launcher(tmp_path: Path) 
             await service.call("tiny:die", {})
         assert "3" in await service.call("tiny:add", {"a": 1, "b": 2})
     assert len(planned) == 2
+
+
+async def test_sandboxed_server_without_a_launcher_does_not_start(tmp_path: Path) -> None:
+    """No sandbox settings handed down: the server is refused, never run unconfined, and
+    nothing reads the settings files behind the caller's back."""
+    cfg = _tiny(tmp_path, sandbox=True)
+    service = ToolService()
+    async with McpManager([cfg], project=tmp_path, service=service) as mcp:
+        conn = mcp.servers["tiny"]
+        assert conn.state is ServerState.FAILED
+        assert "asks for the sandbox" in (conn.error or "")
+        assert "tiny:add" not in service
 
 
 async def test_sandboxed_stdio_server_in_the_real_sandbox(
@@ -302,8 +312,9 @@ async def test_sandboxed_stdio_server_in_the_real_sandbox(
         "boxed", {"command": sys.executable, "args": [str(writer)], "sandbox": True}, tmp_path
     )
     service = ToolService()
+    launcher = sandbox_launcher(Workspace.load(project))
     try:
-        async with McpManager([cfg], project=project, service=service) as mcp:
+        async with McpManager([cfg], project=project, service=service, launcher=launcher) as mcp:
             conn = mcp.servers["boxed"]
             if "SandboxError" in (conn.error or ""):
                 pytest.skip(f"no sandbox backend on this machine: {conn.error}")

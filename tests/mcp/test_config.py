@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from codingcode.config import Scope
+from codingcode.config import Scope, load_settings
 from codingcode.mcp.config import (
     HttpEntry,
     McpConfigError,
@@ -45,7 +45,9 @@ def test_mcp_json_stdio_and_http_with_expansion(project: Path, user_dir: Path) -
             }
         },
     )
-    servers = load_mcp_servers(project, env={"PKG": "server-gh", "TOK": "s3cret"})
+    servers = load_mcp_servers(
+        project, settings=load_settings(project), env={"PKG": "server-gh", "TOK": "s3cret"}
+    )
     gh, docs = servers["gh"], servers["docs"]
     assert isinstance(gh.entry, StdioEntry) and gh.entry.args == ["-y", "server-gh"]
     assert gh.entry.env == {"TOKEN": "s3cret"} and gh.transport == "stdio"
@@ -59,7 +61,7 @@ def test_mcp_json_stdio_and_http_with_expansion(project: Path, user_dir: Path) -
 def test_missing_variable_names_server_and_field(project: Path, user_dir: Path) -> None:
     _write(project / ".mcp.json", {"mcpServers": {"gh": {"command": "x", "env": {"T": "${NOPE}"}}}})
     with pytest.raises(McpConfigError, match=r"'gh', field 'env.T': environment variable NOPE"):
-        load_mcp_servers(project, env={})
+        load_mcp_servers(project, settings=load_settings(project), env={})
 
 
 @pytest.mark.parametrize(
@@ -88,7 +90,7 @@ def test_bad_server_name(tmp_path: Path) -> None:
 def test_invalid_json_is_a_clear_error(project: Path, user_dir: Path) -> None:
     (project / ".mcp.json").write_text("{nope")
     with pytest.raises(McpConfigError, match=r"\.mcp\.json is not valid JSON \(line 1"):
-        load_mcp_servers(project, env={})
+        load_mcp_servers(project, settings=load_settings(project), env={})
 
 
 def test_sources_override_by_name_and_keep_scope(project: Path, user_dir: Path) -> None:
@@ -107,7 +109,7 @@ def test_sources_override_by_name_and_keep_scope(project: Path, user_dir: Path) 
         project / ".codingcode" / "settings.local.json",
         {"mcpServers": {"c": {"command": "local-c"}}},
     )
-    servers = load_mcp_servers(project, env={})
+    servers = load_mcp_servers(project, settings=load_settings(project), env={})
     assert {n: s.describe() for n, s in servers.items()} == {
         "a": "mcp-json-a",
         "u": "u",
@@ -137,11 +139,12 @@ def test_trust_filter_refuses_only_project_stdio(project: Path, tmp_path: Path) 
     assert per_file(stdio) is None and per_file(http) is not None
 
 
-def test_trust_store_filter_follows_trust_records(
+def test_workspace_trust_filter_follows_trust_records(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from codingcode.mcp.config import trust_store_filter
+    from codingcode.mcp.config import project_trust_filter
     from codingcode.trust import TrustStore
+    from codingcode.workspace import Workspace
 
     monkeypatch.setenv("CODINGCODE_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.delenv("CODINGCODE_TRUST_ALL", raising=False)
@@ -149,8 +152,9 @@ def test_trust_store_filter_follows_trust_records(
     server = parse_server(
         "p", {"command": "x"}, scope=Scope.PROJECT, source=project / ".mcp.json", env={}
     )
-    assert trust_store_filter(project)(server) is not None
+    start_filter = project_trust_filter(Workspace.load(project).is_trusted)
+    assert start_filter(server) is not None
     TrustStore().trust(project)
-    assert trust_store_filter(project)(server) is None
+    assert start_filter(server) is None  # the records are asked at each start
     _write(project / ".mcp.json", {"mcpServers": {"p": {"command": "changed"}}})
-    assert trust_store_filter(project)(server) is not None
+    assert start_filter(server) is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from codingcode.config import Scope, SettingsError, user_config_dir
 from codingcode.skills.frontmatter import split_front_matter, tool_list
 from codingcode.skills.loader import MAX_SKILL_BYTES, load_skills, parse_skill
 from codingcode.trust import TrustStore
+from codingcode.workspace import Workspace
 
 
 def write_skill(base: Path, folder: str, text: str) -> Path:
@@ -29,6 +31,11 @@ def skill_md(name: str, description: str = "Does a thing.", extra: str = "") -> 
 
 def trust_all(path: Path, data: bytes) -> bool:
     return True
+
+
+def trusted(project: Path) -> Callable[[Path, bytes], bool]:
+    """The session's check, as a front end builds it (the trust records read now)."""
+    return Workspace.load(project).is_trusted
 
 
 def test_skills_from_every_place_with_their_scope(project: Path) -> None:
@@ -89,15 +96,15 @@ def test_the_users_skill_wins_over_a_project_one_of_the_same_name(project: Path)
 def test_project_skills_need_trust_and_again_after_a_change(project: Path) -> None:
     path = write_skill(project / ".claude" / "skills", "evil", skill_md("evil"))
     write_skill(user_config_dir() / "skills", "mine", skill_md("mine"))
-    found = load_skills(project)
+    found = load_skills(project, is_trusted=trusted(project))
     assert list(found.skills) == ["mine"]  # the user's own always load
     assert found.notes == [
         "1 project skill (evil) not loaded until you trust this project (`codingcode trust`)."
     ]
     TrustStore().trust(project)
-    assert sorted(load_skills(project).skills) == ["evil", "mine"]
+    assert sorted(load_skills(project, is_trusted=trusted(project)).skills) == ["evil", "mine"]
     path.write_text(skill_md("evil", "Now does something else."))
-    assert "evil" not in load_skills(project).skills
+    assert "evil" not in load_skills(project, is_trusted=trusted(project)).skills
 
 
 def test_a_fifo_named_skill_md_is_refused_without_blocking(project: Path) -> None:
@@ -193,3 +200,34 @@ def test_the_fast_path_reads_what_yaml_reads(values: dict[str, str]) -> None:
         return
     meta, _ = split_front_matter(f"---\n{front}---\nbody\n".encode(), Path("x"), "S", required=True)
     assert meta == expected
+
+
+def test_invocation_flags_parse_from_yaml_and_plain_lines(project: Path) -> None:
+    path = project / "SKILL.md"
+
+    def parsed(extra: str) -> tuple[bool, bool]:
+        skill = parse_skill(path, Scope.PROJECT, skill_md("a", extra=extra).encode())
+        return skill.model_invocable, skill.user_invocable
+
+    assert parsed("") == (True, True)
+    assert parsed("disable-model-invocation: true\n") == (False, True)
+    assert parsed("disable-model-invocation: False\nuser-invocable: false\n") == (True, False)
+    assert parsed("allowed-tools: [Read]\ndisable-model-invocation: true\n") == (False, True)
+    with pytest.raises(SettingsError, match="`disable-model-invocation` must be true or false"):
+        parsed("disable-model-invocation: sometimes\n")
+
+
+def test_a_user_only_skill_gets_no_tool_and_no_line_in_the_prompt(project: Path) -> None:
+    from codingcode.skills.install import install_skills
+    from codingcode.tools.service import ToolService
+
+    base = project / ".codingcode" / "skills"
+    write_skill(base, "shown", skill_md("shown"))
+    write_skill(
+        base, "hidden", skill_md("hidden", "HIDDEN-DESC", "disable-model-invocation: true\n")
+    )
+    service = ToolService()
+    installed = install_skills(project, service, trust_all)
+    assert sorted(s.name for s in installed.skills) == ["hidden", "shown"]
+    assert "skill_shown" in service and "skill_hidden" not in service
+    assert "- shown:" in installed.prompt and "HIDDEN-DESC" not in installed.prompt

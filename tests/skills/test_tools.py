@@ -17,6 +17,7 @@ from codingcode.tools.definition import SessionState
 from codingcode.tools.resolver import create_session_tool_resolver
 from codingcode.tools.service import ToolService
 from codingcode.trust import TrustStore
+from codingcode.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -40,7 +41,8 @@ async def test_tool_search_finds_the_skill_and_only_the_call_loads_its_body(
 ) -> None:
     make_project(project)
     service = ToolService.default()
-    listing, notes = install_skills(project, service)
+    installed = install_skills(project, service, Workspace.load(project).is_trusted)
+    listing, notes = installed.prompt, installed.notes
     assert notes == []
     assert "- release: Prepare a release" in listing and "SECRET-STEP-7" not in listing
     resolver = create_session_tool_resolver(service)
@@ -61,7 +63,7 @@ async def test_allowed_tools_limit_the_calls_while_the_skill_is_active(project: 
     make_project(project, "Read, Bash(echo:*)")
     (project / "a.txt").write_text("hello\n")
     service = ToolService.default()
-    install_skills(project, service)
+    install_skills(project, service, Workspace.load(project).is_trusted)
     runner = build_runner(project, service=service, mode="bypass")
     ctx = runner.context(state=SessionState())
     await runner.run("skill_release", {}, ctx)
@@ -84,7 +86,7 @@ async def test_allowed_tools_limit_the_calls_while_the_skill_is_active(project: 
 async def test_allowed_tools_never_grant_beyond_the_users_rules(project: Path) -> None:
     make_project(project, "Bash, Write")
     service = ToolService.default()
-    install_skills(project, service)
+    install_skills(project, service, Workspace.load(project).is_trusted)
     runner = build_runner(project, service=service)  # default mode, headless
     ctx = runner.context(state=SessionState())
     await runner.run("skill_release", {}, ctx)
@@ -103,7 +105,7 @@ async def test_a_real_tool_of_the_same_name_wins(project: Path) -> None:
     impostor.name = "skill_release"
     impostor.parameters = type("P", (impostor.parameters,), {})
     service.register(impostor)
-    _, notes = install_skills(project, service)
+    notes = install_skills(project, service, Workspace.load(project).is_trusted).notes
     assert notes and "a tool named skill_release exists" in notes[0]
 
 

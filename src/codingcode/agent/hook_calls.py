@@ -46,6 +46,8 @@ async def before_prompt(
             "SessionStart", {"source": source}, session_id=session.session_id
         )
         extra += started.context
+        if started.stop:
+            return prompt, f"A SessionStart hook stopped the agent: {started.stop_reason}"
     submitted = await hooks.fire(
         "UserPromptSubmit",
         {"prompt": prompt, "permission_mode": session.mode},
@@ -60,6 +62,22 @@ async def before_prompt(
     if extra:
         prompt += "\n\n" + "\n".join(f"[hook context] {c}" for c in extra)
     return prompt, None
+
+
+def _bus(session: Any) -> Any:
+    return getattr(getattr(session, "runner", None), "hook_bus", None)
+
+
+def stop_pending(session: Any) -> bool:
+    """A hook of this session answered ``continue: false`` and the step is not over yet."""
+    bus = _bus(session)
+    return bus is not None and session.session_id in bus.stops
+
+
+def take_stop(session: Any) -> str | None:
+    """The message of a ``continue: false`` answer for this session (cleared), or None."""
+    bus = _bus(session)
+    return bus.take_stop(session.session_id) if bus is not None else None
 
 
 async def stop_hook(

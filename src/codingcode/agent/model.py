@@ -105,9 +105,7 @@ def parse_model(text: str, *, source: str, scope: Scope | None = None) -> ModelS
     return ModelSpec(provider, model, source, scope)
 
 
-def resolve_model(
-    project: Path, flag: str | None = None, *, settings: Settings | None = None
-) -> ModelSpec:
+def resolve_model(project: Path, flag: str | None = None, *, settings: Settings) -> ModelSpec:
     """The model of ``--model``, else ``$CODINGCODE_MODEL``, else the settings' ``model``
     (``settings``: the session's, as its workspace read them)."""
     if flag:
@@ -115,10 +113,6 @@ def resolve_model(
     env = os.environ.get(MODEL_ENV, "").strip()
     if env:
         return parse_model(env, source=MODEL_ENV)
-    if settings is None:
-        from codingcode.workspace import workspace_for
-
-        settings = workspace_for(project, None).settings
     chosen: tuple[str, Path, Scope] | None = None
     for f, value in settings.sources("model"):
         if not isinstance(value, str):

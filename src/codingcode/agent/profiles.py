@@ -196,18 +196,12 @@ def profile_dirs(project: Path) -> list[tuple[Scope, Path]]:
     ]
 
 
-def load_agents(
-    project: Path, is_trusted: Callable[[Path, bytes], bool] | None = None
-) -> dict[str, AgentSpec]:
+def load_agents(project: Path, is_trusted: Callable[[Path, bytes], bool]) -> dict[str, AgentSpec]:
     """Every profile by name: built-ins, then the user's, then the project's.
 
     A project profile whose file the user has not trusted keeps only read-only tools
-    (``is_trusted(path, data)``: the session workspace's check; default: the user's records).
+    (``is_trusted(path, data)``: the session workspace's check).
     """
-    if is_trusted is None:
-        from codingcode.workspace import workspace_for
-
-        is_trusted = workspace_for(project, None).is_trusted
     agents = {a.name: a for a in BUILTIN_AGENTS}
     for scope, directory in profile_dirs(project):
         if not directory.is_dir():

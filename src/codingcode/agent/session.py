@@ -53,7 +53,6 @@ from codingcode.cancel import first_error
 if TYPE_CHECKING:
     from codingcode.approval.pipeline import Decision
     from codingcode.approval.rules import Rule
-    from codingcode.config import Settings
     from codingcode.workspace import Workspace
 from codingcode.cancel import CancelSignal
 from codingcode.errors import AgentError, ErrorKind
@@ -92,7 +91,8 @@ class Outcome:
     """How a prompt ended."""
 
     text: str
-    #: "answered", "turn_limit" or "cancelled".
+    #: "answered", "turn_limit", "cancelled", "blocked" (a hook refused the prompt) or
+    #: "stopped" (a hook answered ``continue: false``; ``text`` says which and why).
     status: str
     turns: int
     usage: Usage = field(default_factory=Usage)
@@ -170,6 +170,8 @@ class AgentSession:
         self.extra_rules: list[Rule] = []
         #: Lines about skills that could not be loaded (the front end shows them).
         self.skill_notes: list[str] = []
+        #: Every skill loaded (``codingcode.skills.Skill``): ``/name`` and ``/skills``.
+        self.skills: list[Any] = []
         #: The front end's slash commands (``codingcode.commands.commands_of`` loads them on
         #: first use; others, e.g. MCP prompts, register there too).
         self.commands: Any = None
@@ -373,11 +375,15 @@ class AgentSession:
         self._signal = signal
         usage = Usage()
         hooks = self.runner.lifecycle
+        from codingcode.agent.hook_calls import take_stop
+
+        take_stop(self)  # a stop from outside a prompt (a manual /compact) is not this one's
         if hooks is not None:  # SessionStart / UserPromptSubmit hooks (issue 17)
             from codingcode.agent.hook_calls import before_prompt
 
             prompt, blocked = await before_prompt(self, hooks, prompt)
             if blocked is not None:
+                take_stop(self)
                 self._signal = None
                 self.state.limits.clear()  # a command's limit ends with its prompt
                 return Outcome(blocked, "blocked", 0, usage)
@@ -390,6 +396,9 @@ class AgentSession:
             for turns in range(1, self.max_turns + 1):
                 self.turn += 1
                 reply = await self._respond_fitting(signal)
+                if reply is None and (stop := take_stop(self)) is not None:
+                    self._add(Message("assistant", f"({stop})"))  # a PreCompact hook
+                    return Outcome(stop, "stopped", turns, usage)
                 if reply is None:
                     self._add(Message("assistant", "(cancelled by the user)"))
                     return Outcome("Cancelled.", "cancelled", turns, usage)
@@ -403,6 +412,7 @@ class AgentSession:
                         from codingcode.agent.hook_calls import stop_hook
 
                         go_on = await stop_hook(self, hooks, message.text, stop_blocks > 0)
+                        take_stop(self)  # continue: false from Stop: it stops anyway
                         if go_on is not None:  # a Stop hook blocked: one more turn
                             stop_blocks += 1
                             self._add(Message("user", go_on))
@@ -413,6 +423,9 @@ class AgentSession:
                 denied = any(r.error_kind == "denied" for r in results)
                 if signal.is_set():
                     return Outcome("Cancelled.", "cancelled", turns, usage)
+                if (stop := take_stop(self)) is not None:
+                    # A hook of this step answered continue: false (issue 17).
+                    return Outcome(stop, "stopped", turns, usage, denied)
             return Outcome(
                 f"Stopped after {self.max_turns} model turns without a final answer.",
                 "turn_limit",
@@ -430,6 +443,10 @@ class AgentSession:
         again (then retrying) when the endpoint still says it is too long."""
         if self.context_tokens() > self.settings.compact_threshold * self.window:
             await self.compact(reason="auto")
+            from codingcode.agent.hook_calls import stop_pending
+
+            if stop_pending(self):  # a PreCompact hook answered continue: false
+                return None
         for attempt in range(OVERFLOW_RETRIES + 1):
             try:
                 return await self._respond(signal)
@@ -591,9 +608,10 @@ class AgentSession:
         return shown
 
     # -- sub-agents ----------------------------------------------------------------------
-    def _workspace_settings(self) -> Settings | None:
-        workspace = self.runner.workspace
-        return workspace.settings if workspace is not None else None
+    @property
+    def workspace(self) -> Workspace:
+        """The session's project, settings and trust (its runner's; shared with sub-agents)."""
+        return self.runner.workspace
 
     def spawn(self, spec: AgentSpec) -> AgentSession:
         """A child session for ``spec``: its own history, tools filtered by its profile,
@@ -602,9 +620,7 @@ class AgentSession:
         child_id = f"{self.session_id}/{spec.name}-{self._children}"
         if spec.model:
             model = parse_model(spec.model, source=spec.origin, scope=spec.scope)
-            provider = make_provider(
-                model, project=self.project, settings=self._workspace_settings()
-            )
+            provider = make_provider(model, settings=self.workspace.settings)
             self._owned_providers.append(provider)
         else:
             model, provider = self.model, self.provider
@@ -626,7 +642,7 @@ class AgentSession:
             confirmer=self.confirmer,
             spill_dir=self.spill_dir,
             extra_rules=self.extra_rules,
-            workspace=self.runner.workspace,
+            workspace=self.workspace,
         )
         # A sub-agent's tokens count in the session's totals (and its cost), and what the
         # user granted "for this session" holds for it too (both ways: one session).
@@ -684,7 +700,7 @@ def open_session(
         session_id = resume.session_id
     session_id = session_id or new_session_id()
     owned = provider is None
-    provider = provider or make_provider(model, project=project, settings=workspace.settings)
+    provider = provider or make_provider(model, settings=workspace.settings)
     policy = None
     if extra_rules:
         from codingcode.approval.rules import load_policy
@@ -727,7 +743,8 @@ def open_session(
         base = f"{agent.system_prompt}\n\nThe project is at {project}."
     from codingcode.skills.install import install_skills
 
-    skills_text, skill_notes = install_skills(project, service, workspace.is_trusted)
+    installed = install_skills(project, service, workspace.is_trusted)
+    skills_text, skill_notes = installed.prompt, installed.notes
     prompt = build_system_prompt(
         base,
         env,
@@ -755,6 +772,7 @@ def open_session(
     )
     session.extra_rules = list(extra_rules)
     session.skill_notes = skill_notes
+    session.skills = installed.skills
     if resume is not None:
         session.hook_source = "resume"
         session.history = list(resume.history)

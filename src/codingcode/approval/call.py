@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from codingcode.approval.roles import call_roles, first_with
 from codingcode.tools.declarations import Declaration, builtin_declaration
 from codingcode.tools.definition import ArgRole, Effect, ToolOrigin
 
@@ -62,22 +63,16 @@ class ToolCall:
     def declaration(self) -> Declaration:
         """What the tool declares, with roles inferred from the argument names for a tool
         that declares none."""
-        from codingcode.approval.roles import call_roles
-
         roles = call_roles(self.arg_roles, self.args, self.tool, self.origin.kind)
         return Declaration(self.tool, roles, self.effects, self.origin)
 
     @property
     def cwd(self) -> Path:
         """The directory relative paths of this call resolve against."""
-        from codingcode.approval.roles import call_roles
-
         return self.cwd_for(call_roles(self.arg_roles, self.args, self.tool, self.origin.kind))
 
     def cwd_for(self, roles: Mapping[str, ArgRole]) -> Path:
         """``cwd``, given the call's argument roles (when the caller has them already)."""
-        from codingcode.approval.roles import first_with
-
         cwd = first_with(roles, self.args, "cwd")
         if isinstance(cwd, str) and cwd:
             p = Path(cwd).expanduser()

@@ -136,14 +136,11 @@ def command_rule(c: shell.Command) -> str | None:
     return " ".join(words) + (" *" if i < len(args) else "")
 
 
-def narrow_rule(tool: str, args: dict[str, object], project: Path, cwd: Path) -> str | None:
-    """The rule(s) a grant for this call of a tool that runs a command line (its
-    ``command`` argument) saves; None: none can be made."""
+def narrow_rule(tool: str, command: str, project: Path, cwd: Path) -> str | None:
+    """The rule(s) a grant for this call of a tool that runs ``command`` (the argument its
+    declaration marks as the command line) saves; None: none can be made."""
     from codingcode.approval.readonly import command_read_only
 
-    command = args.get("command")
-    if not isinstance(command, str):
-        return None
     at = lexical(str(cwd), project)
     analysis = shell.analyze(command, at)
     if analysis.opaque or analysis.parse_error or analysis.risky_assignments:

@@ -19,7 +19,7 @@ import os
 import re
 import signal
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -43,6 +43,9 @@ class HookAnswer:
     decision: HookDecision = "continue"
     reason: str = ""
     modified_input: dict[str, Any] | None = None
+    #: ``continue: false`` (with its ``stopReason``): the call does not run and the agent
+    #: stops after this step. None: go on.
+    stop_reason: str | None = None
 
 
 PythonHook = Callable[[ToolCall], Awaitable["HookAnswer | None"]]
@@ -167,6 +170,8 @@ class HookBus:
     listeners: dict[str, list[Listener]] = field(default_factory=dict)
     #: Python hooks of the other events (codingcode.approval.lifecycle), by event name.
     hooks: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
+    #: ``continue: false`` answers of any event, by session id: the message for the user.
+    stops: dict[str, str] = field(default_factory=dict)
 
     def add_pre_tool_use(self, hook: PythonHook, *, matcher: str = "*") -> None:
         self.pre_tool_use.append((matcher, hook))
@@ -177,6 +182,15 @@ class HookBus:
         if event not in EVENTS or event == "PreToolUse":
             raise ValueError(f"unknown hook event {event!r}; use add_pre_tool_use for PreToolUse")
         self.hooks.setdefault(event, []).append((matcher, hook))
+
+    def request_stop(self, session_id: str, message: str) -> None:
+        """A hook answered ``continue: false``: the session ``session_id`` stops after the
+        step it is in (the first request's message is kept)."""
+        self.stops.setdefault(session_id, message)
+
+    def take_stop(self, session_id: str) -> str | None:
+        """The stop requested for ``session_id`` (cleared), or None."""
+        return self.stops.pop(session_id, None)
 
     def on(self, event: str, listener: Listener) -> None:
         self.listeners.setdefault(event, []).append(listener)
@@ -231,6 +245,11 @@ class PreToolUseHooks:
                     current = _with_args(current, modified)
         if not answers:
             return LayerResult(HOOK, "continue", "no PreToolUse hook matches")
+        stopped = [a.stop_reason for _, a in answers if a.stop_reason is not None]
+        if stopped:  # continue: false wins over any decision: the call does not run
+            message = f"A PreToolUse hook stopped the agent: {stopped[0]}"
+            self.bus.request_stop(call.session_id, message)
+            return LayerResult(HOOK, "deny", message)
         name, strongest = min(answers, key=lambda a: _ORDER[a[1].decision])
         reason = strongest.reason or f"{name} answered {strongest.decision}"
         if strongest.decision == "continue":
@@ -239,8 +258,6 @@ class PreToolUseHooks:
 
 
 def _with_args(call: ToolCall, args: dict[str, Any]) -> ToolCall:
-    from dataclasses import replace
-
     return replace(call, args=args)
 
 
@@ -260,11 +277,47 @@ async def _run_python(fn: PythonHook, call: ToolCall) -> HookAnswer:
     return answer
 
 
+#: Claude Code's file tools (Read, Write, Edit, ...) name the file ``file_path``; ours,
+#: ``path``. Hooks written for Claude Code read ``tool_input.file_path``.
+_FILE_PATH_NAMES = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit"})
+
+
+def _takes_file_path(tool: str) -> bool:
+    from codingcode.tools.claude_names import OURS_TO_CLAUDE
+
+    return any(n in _FILE_PATH_NAMES for n in OURS_TO_CLAUDE.get(tool, ()))
+
+
+def hook_tool_input(call: ToolCall) -> dict[str, Any]:
+    """``tool_input`` as a hook sees it: the call's arguments, and for a file tool also
+    Claude Code's ``file_path`` — the same file as an absolute path (``~`` and relative
+    paths resolved against the call's directory, as Claude Code gives it), so a hook
+    cannot be dodged by spelling the path differently. ``path`` stays, as given."""
+    args = call.args
+    path = args.get("path")
+    if not isinstance(path, str) or "file_path" in args or not _takes_file_path(call.tool):
+        return args
+    full = os.path.normpath(os.path.join(call.cwd, os.path.expanduser(path)))
+    return {**args, "file_path": full}
+
+
+def from_hook_input(call: ToolCall, modified: dict[str, Any]) -> dict[str, Any]:
+    """A hook's ``updatedInput`` in our argument names: a ``file_path`` we added becomes
+    ``path`` again (a changed one is the new path; an unchanged one is dropped)."""
+    if "file_path" not in modified or "file_path" in call.args or not _takes_file_path(call.tool):
+        return modified
+    out = dict(modified)
+    new = out.pop("file_path")
+    if new != hook_tool_input(call).get("file_path"):
+        out["path"] = new
+    return out
+
+
 def hook_input(call: ToolCall) -> dict[str, Any]:
     return {
         "hook_event_name": "PreToolUse",
         "tool_name": call.tool,
-        "tool_input": call.args,
+        "tool_input": hook_tool_input(call),
         "session_id": call.session_id,
         "transcript_path": "",
         "tool_use_id": call.call_id,
@@ -358,7 +411,10 @@ async def run_command_hook(hook: CommandHook, call: ToolCall) -> HookAnswer:
         return HookAnswer(
             "ask", f"the hook `{hook.command}` failed with exit code {code}{detail}; asking"
         )
-    return parse_hook_output(run.stdout, hook.command)
+    answer = parse_hook_output(run.stdout, hook.command)
+    if answer.modified_input is not None:
+        answer = replace(answer, modified_input=from_hook_input(call, answer.modified_input))
+    return answer
 
 
 def parse_hook_output(text: str, command: str) -> HookAnswer:
@@ -371,6 +427,9 @@ def parse_hook_output(text: str, command: str) -> HookAnswer:
         return HookAnswer("ask", f"the hook `{command}` printed something that is not JSON; asking")
     if not isinstance(data, dict):
         return HookAnswer("ask", f"the hook `{command}` did not answer with a JSON object; asking")
+    stop = None
+    if data.get("continue") is False:  # Claude Code's universal field
+        stop = str(data.get("stopReason") or f"the hook `{command}` answered continue: false")
     specific = data.get("hookSpecificOutput")
     if isinstance(specific, dict):  # the shape other agents' hooks print
         data = {
@@ -391,4 +450,4 @@ def parse_hook_output(text: str, command: str) -> HookAnswer:
             "ask", f"the hook `{command}` gave a modifiedInput that is not an object; asking"
         )
     reason = data.get("reason") or ""
-    return HookAnswer(cast(HookDecision, decision), str(reason), modified)
+    return HookAnswer(cast(HookDecision, decision), str(reason), modified, stop)

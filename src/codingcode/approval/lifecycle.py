@@ -29,6 +29,7 @@ from codingcode.approval.confirm import Answer, Confirmer, ConfirmRequest, Reply
 from codingcode.approval.hooks import (
     CommandHook,
     HookBus,
+    hook_tool_input,
     matcher_matches,
     run_hook_process,
 )
@@ -37,6 +38,18 @@ from codingcode.errors import AgentError, ErrorKind
 
 #: Events whose exit code 2 / ``decision: block`` means something (the rest only report).
 BLOCKING = frozenset({"PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop"})
+#: Events whose ``continue: false`` stops the agent after the step it fired in (Stop and
+#: SubagentStop stop it anyway; SessionEnd comes after the end).
+STOPPING = frozenset(
+    {
+        "PostToolUse",
+        "UserPromptSubmit",
+        "SessionStart",
+        "PreCompact",
+        "Notification",
+        "PermissionRequest",
+    }
+)
 #: Events whose matcher is matched against something: the tool name, or the source.
 _MATCHED_ON = {
     "PreToolUse": "tool_name",
@@ -264,7 +277,14 @@ class LifecycleHooks:
                 tg.start_soon(run_command, i, hook)
             for j, fn in enumerate(pythons):
                 tg.start_soon(run_python, len(commands) + j, fn)
-        return self._combine(event, [a for a in answers if a is not None])
+        result = self._combine(event, [a for a in answers if a is not None])
+        if result.stop and event in STOPPING:
+            # continue: false — the agent stops after this step, whatever the event was
+            # (the session takes it at the step's end and shows the reason).
+            self.bus.request_stop(
+                session_id, f"A {event} hook stopped the agent: {result.stop_reason}"
+            )
+        return result
 
     def _combine(self, event: str, answers: list[_One]) -> HookResult:
         result = HookResult()
@@ -296,7 +316,12 @@ class LifecycleHooks:
                 allows.append(a.permission_reason)
         result.reason = "\n".join(reasons)
         if event == "PermissionRequest":
-            if denies or result.blocked:
+            if result.stop:  # continue: false wins over any decision: the call does not run
+                result.permission = "deny"
+                result.permission_reason = (
+                    f"a PermissionRequest hook stopped the agent: {result.stop_reason}"
+                )
+            elif denies or result.blocked:
                 result.permission = "deny"
                 result.permission_reason = "; ".join(r for r in [*denies, *reasons] if r)
             elif allows and not result.failed:
@@ -365,7 +390,11 @@ def permission_layer(hooks: LifecycleHooks) -> PermissionHooks:
     async def answer(call: ToolCall, reason: str) -> LayerResult | None:
         result = await hooks.fire(
             "PermissionRequest",
-            {"tool_name": call.tool, "tool_input": call.args, "permission_mode": call.mode},
+            {
+                "tool_name": call.tool,
+                "tool_input": hook_tool_input(call),
+                "permission_mode": call.mode,
+            },
             session_id=call.session_id,
             cwd=call.project_path,
         )
@@ -387,7 +416,7 @@ async def _fire_post(
         "PostToolUse",
         {
             "tool_name": call.tool,
-            "tool_input": call.args,
+            "tool_input": hook_tool_input(call),
             "tool_response": output,
             "tool_use_id": call.call_id,
             "permission_mode": call.mode,

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import re
-import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -105,7 +104,7 @@ def program_rule(pipeline: ApprovalPipeline, call: ToolCall, names: Sequence[str
     command = _command(call)
     if command is None:
         return None
-    rule = narrow_rule(call.tool, {"command": command}, call.project_path, call.cwd)
+    rule = narrow_rule(call.tool, command, call.project_path, call.cwd)
     scoped = with_program_network(rule, names)
     if rule is None or scoped is None or scoped == rule:
         return None
@@ -152,16 +151,17 @@ def add_allowed_domains(
     trust: TrustStore | None = None,
 ) -> bool:
     """Add ``names`` to ``sandbox.network.allowedDomains`` of one settings file (atomically;
-    a file the user trusted stays trusted). The network's mode stays as the file had it (an
-    old string value becomes its object form). False when every name was there already."""
-    from codingcode.approval.rules.store import _read_json_object, _write_json
+    a file the user trusted stays trusted, when ``project`` and ``trust`` say whose). The
+    network's mode stays as the file had it (an old string value becomes its object form).
+    False when every name was there already."""
+    from codingcode.approval.rules.store import read_settings_object, write_settings_object
     from codingcode.config import SettingsError
 
     for name in names:
         problem = pattern_problem(name)
         if problem is not None:
             raise ValueError(f"{name!r}: {problem}")
-    data = _read_json_object(path)
+    data = read_settings_object(path)
     sandbox = data.setdefault("sandbox", {})
     if not isinstance(sandbox, dict):
         raise SettingsError(f"Invalid settings in {path}: sandbox must be an object.")
@@ -180,7 +180,7 @@ def add_allowed_domains(
         return False
     listed.extend(added)
     sandbox["network"] = network
-    _write_json(path, data, project, trust)
+    write_settings_object(path, data, project=project, trust=trust)
     return True
 
 
@@ -198,7 +198,7 @@ def save(
     grant: NetworkGrant,
     scope: str,
     project: Path,
-    trust: TrustStore | None = None,
+    trust: TrustStore,
 ) -> str:
     """Save ``grant`` in the project's local settings (``scope="local"``) or the user's;
     returns where, in words."""
@@ -218,14 +218,11 @@ def save(
     if created:
         ignore_local_settings(path)  # personal answers stay out of git
     where = f"added {', '.join(grant.names)} to {ALLOWED_KEY} in {path}"
-    if scope != "user":
-        from codingcode.trust import TrustStore
-
-        if not (trust or TrustStore()).is_trusted(project, path):
-            where += (
-                "; that file is not trusted, so later sessions use it only once you trust "
-                "the project (codingcode trust)"
-            )
+    if scope != "user" and not trust.is_trusted(project, path):
+        where += (
+            "; that file is not trusted, so later sessions use it only once you trust "
+            "the project (codingcode trust)"
+        )
     return where
 
 
@@ -256,9 +253,10 @@ async def after_block(
     result: str,
     rerun: Rerun,
     *,
-    trust: TrustStore | None = None,
+    trust: TrustStore,
 ) -> str:
-    """The call's result once the user was asked about the names its proxy refused."""
+    """The call's result once the user was asked about the names its proxy refused
+    (``trust``: the session's records, to say whether a saved answer applies later)."""
     names = askable(blocks)
     if not names:
         return result
@@ -407,17 +405,14 @@ def granted_domains(
     return frozenset(out)
 
 
-#: Each pipeline's engine of its session rules with a clause (rebuilt when they change).
-_ENGINES: weakref.WeakKeyDictionary[Any, tuple[tuple[str, ...], Any]] = weakref.WeakKeyDictionary()
-
-
 def _session_engine(pipeline: ApprovalPipeline, rules: tuple[str, ...]) -> Any:
-    held = _ENGINES.get(pipeline)
+    """The pipeline's engine of its session rules with a clause (rebuilt when they change)."""
+    held = pipeline.clause_engine
     if held is not None and held[0] == rules:
         return held[1]
     assert pipeline.make_engine is not None
     engine = pipeline.make_engine(list(rules))
-    _ENGINES[pipeline] = (rules, engine)
+    pipeline.clause_engine = (rules, engine)
     return engine
 
 

@@ -49,29 +49,34 @@ def _lexical(path: str, cwd: str) -> str:  # pure string work: safe to cache
 
 def _real(path: str) -> str:
     # Never cached across calls: a file may become a symlink between two calls.
-    if _PLAIN_ABSOLUTE.fullmatch(path) and path.count("/") > 2:
+    plain = _PLAIN_ABSOLUTE.fullmatch(path) is not None
+    if plain and path.count("/") > 2:
         # A deeper path: the kernel resolves it in one open, and names what it opened.
         found = _kernel_real(path)
         if found is not None:
             return found
-    elif _PLAIN_ABSOLUTE.fullmatch(path):
-        # Every component exists and none is a symlink: the path is its own real path (one
-        # lstat per component, without realpath's bookkeeping). Anything else takes
-        # realpath's own way.
-        try:
-            end = 0
-            while True:
-                end = path.find("/", end + 1)
-                if stat.S_ISLNK(os.lstat(path if end == -1 else path[:end]).st_mode):
-                    break
-                if end == -1:
-                    return path
-        except (OSError, ValueError):
-            pass
+    elif plain and _unlinked(path):
+        return path
     try:
         return os.path.realpath(path)
     except (OSError, ValueError):
         return path
+
+
+def _unlinked(path: str) -> bool:
+    """Every component of a plain absolute path exists and none is a symlink: the path is
+    its own real path (one lstat per component, without realpath's bookkeeping; cheaper
+    than the kernel's way for a path of one or two components)."""
+    try:
+        end = 0
+        while True:
+            end = path.find("/", end + 1)
+            if stat.S_ISLNK(os.lstat(path if end == -1 else path[:end]).st_mode):
+                return False
+            if end == -1:
+                return True
+    except (OSError, ValueError):
+        return False
 
 
 def _kernel_real(path: str) -> str | None:
@@ -81,6 +86,12 @@ def _kernel_real(path: str) -> str | None:
     asked with ``access`` first, which answers without an exception."""
     if not os.access(path, os.F_OK):
         return _missing_real(path)
+    return _opened_real(path)
+
+
+def _opened_real(path: str) -> str | None:
+    """The kernel's name for what an ``O_PATH`` open of ``path`` (which exists) reaches, or
+    None where it cannot tell (the open fails: a link to nowhere, no descriptor left)."""
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except (OSError, ValueError):
@@ -110,7 +121,12 @@ def _missing_real(path: str) -> str | None:
             return path  # nothing of it exists
         if os.access(head, os.F_OK, follow_symlinks=False):
             break
-    found = _kernel_real(head)
+    # ``head`` exists: opened at once (a link to nowhere fails the open, and realpath's own
+    # way is taken, as _kernel_real's ``access`` would have sent it there).
+    if head.count("/") <= 2 and _unlinked(head):
+        found: str | None = head
+    else:
+        found = _opened_real(head)
     return None if found is None else _join(found, "/".join(reversed(rest)))
 
 

@@ -141,6 +141,9 @@ class ApprovalPipeline:
         self.session_grants = SessionGrants()
         #: Makes the engine for the session rules (set by build_pipeline).
         self.make_engine: Callable[[list[str]], Any] | None = None
+        #: The engine of the session rules that carry a network clause, and the rules it
+        #: was made from (rebuilt when they change; see approval/network_ask.py).
+        self.clause_engine: tuple[tuple[str, ...], Any] | None = None
         #: Set by the runner when PermissionRequest hooks exist; never asked about a call a
         #: preset rule asked about.
         self.permission_hooks: PermissionHooks | None = None

@@ -10,18 +10,27 @@ to setuid, /etc/gshadow next to /etc/shadow); README.md lists them.
 from __future__ import annotations
 
 import fnmatch
+import os
 import posixpath
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 from urllib.parse import urlsplit
 
 from codingcode.approval import shell
-from codingcode.approval.paths import classify_glob, classify_path, has_glob, is_env_name, lexical
+from codingcode.approval.paths import (
+    classify,
+    classify_glob,
+    classify_path,
+    has_glob,
+    is_env_name,
+    lexical,
+)
 from codingcode.approval.paths import spellings as classify_spellings
 from codingcode.approval.roles import call_roles, role_by_name
+from codingcode.approval.shell.cache import BoundedLRU
 from codingcode.approval.shell.parse import OPAQUE_STDIN
 from codingcode.tools.definition import ArgRole
 
@@ -136,6 +145,8 @@ def check(
     if roles is None:
         roles = call_roles({}, args, tool)
     findings = list(_findings(args, project, cwd, roles))
+    if not findings:
+        return _NO_PRESET
     for want in ("deny", "ask"):
         for rule_id, why in findings:
             action = BY_ID[rule_id].action if rule_id in BY_ID else "ask"
@@ -144,7 +155,10 @@ def check(
                     f"{rule_id} ({BY_ID[rule_id].text})" if rule_id in BY_ID else "shell analysis"
                 )
                 return PresetVerdict(want, rule_id, f"preset rule {label}: {why}")
-    return PresetVerdict("continue", None, "no preset rule applies")
+    return _NO_PRESET
+
+
+_NO_PRESET = PresetVerdict("continue", None, "no preset rule applies")
 
 
 PATH_KEYS = frozenset(
@@ -168,23 +182,28 @@ PATH_KEYS = frozenset(
     }
 )
 COMMAND_KEYS = frozenset({"command", "cmd", "script", "shell_command"})
+#: The roles whose values the preset rules look into (the others are data).
+_SCANNED_ROLES = frozenset({"command", "cwd", "path", "directory", "glob", "url"})
 
 
 def _findings(
     args: dict[str, Any], project: Path, cwd: Path, roles: Mapping[str, ArgRole]
 ) -> Iterator[Finding]:
     proj = str(project)
-    has_command = any(r == "command" for r in roles.values())
+    role_values = roles.values()
+    has_command = "command" in role_values
     # a content-searching tool (it has a text argument) reads the files its glob matches;
     # a name-listing one only walks directories
-    reads_matches = any(r == "text" for r in roles.values())
+    reads_matches = "text" in role_values
     unroled: dict[str, Any] = {}
     for name, value in args.items():
         role = roles.get(name)
         if role is None:
             unroled[name] = value
             continue
-        values = value if isinstance(value, list) else [value]
+        if role not in _SCANNED_ROLES:
+            continue  # content and text are data, not places or programs
+        values = value if isinstance(value, list) else (value,)
         for v in values:
             if not isinstance(v, str):
                 continue
@@ -206,7 +225,7 @@ def _findings(
             elif role == "url" and v.lower().startswith("file:"):
                 yield from _path_findings(urlsplit(v).path or "/", proj, f"{name} of")
             # content and text are data, not places or programs
-    if has_command and "cwd" not in roles.values():
+    if has_command and "cwd" not in role_values:
         yield from _path_findings(str(cwd), proj, "the command runs in")
     if unroled and not roles:
         # A tool that declares nothing (an MCP or custom tool): the paths and commands
@@ -272,7 +291,78 @@ def _glob_findings(
 
 
 # -- commands ---------------------------------------------------------------------------
+class _Fresh(NamedTuple):
+    """A check of the file system (what a path resolves to, what a glob expands to, whether
+    a name is a directory): its findings are worked out afresh on every decision, never
+    cached. ``drop``: rule ids left out of what it finds."""
+
+    fn: Callable[..., Iterable[Finding]]
+    args: tuple[Any, ...]
+    drop: frozenset[str] = frozenset()
+    #: For a plain word: the rules its lexical spelling touches, when telling reads no file
+    #: (None: classified afresh). Only its symlink-resolved spelling is then looked up.
+    lexical_hits: frozenset[str] | None = None
+
+
+_Step = Finding | _Fresh
+_NO_R6_R7 = frozenset({"R6", "R7"})
+_NOTHING: frozenset[str] = frozenset()
+
+#: The steps of a command line's findings (``_steps``), keyed by the text, its cwd and the
+#: nesting depth: pure text work (as the analysis), so cached, bounded by entries and size.
+_STEPS: BoundedLRU[tuple[str, str, int], tuple[_Step, ...]] = BoundedLRU(2048, 400_000)
+
+
 def command_findings(command: str, cwd: str, _depth: int = 0) -> Iterator[Finding]:
+    """What the preset rules find in ``command`` run in ``cwd``, in order.
+
+    The findings that depend only on the text (programs, options, inline code, lexical
+    paths) are worked out once per (text, cwd) and cached; every finding that depends on the
+    file system (symlinks resolved, globs expanded, directories told apart) is a
+    :class:`_Fresh` step, checked again on every call."""
+    key = (command, cwd, _depth)
+    steps = _STEPS.get(key)
+    if steps is None:
+        steps = tuple(_steps(command, cwd, _depth))
+        _STEPS.put(key, steps, 1 + len(command) // 100 + len(steps))
+    for step in steps:
+        if isinstance(step, _Fresh):
+            drop = step.drop
+            if step.fn is _path_findings:
+                # (the most common step, a plain word: _path_findings, without its generator)
+                text, where, what = step.args
+                hits = _word_hits(text, where, step.lexical_hits) if text else None
+                for rule_id in sorted(hits) if hits else ():
+                    if rule_id not in drop:
+                        yield rule_id, f"{what} {text}"
+                continue
+            for found in step.fn(*step.args):
+                if found[0] not in drop:
+                    yield found
+        else:
+            yield step
+
+
+def _word_hits(text: str, cwd: str, lexical_hits: frozenset[str] | None) -> set[str]:
+    """``classify_path(text, cwd)``, with what its lexical spelling touches known."""
+    if lexical_hits is None:
+        return classify_path(text, cwd)
+    found = classify_spellings(text, cwd)  # (lexical,) or (lexical, resolved): fresh
+    if len(found) == 1:
+        return set(lexical_hits)
+    return classify(found[1]) | lexical_hits
+
+
+def _lexical_hits(text: str, cwd: str) -> frozenset[str] | None:
+    """What the lexical spelling of ``text`` in ``cwd`` touches, if that reads no file
+    (classify asks the disk only whether an .env-named path is a directory)."""
+    lex = lexical(text, cwd)
+    if is_env_name(lex.rpartition("/")[2]):
+        return None
+    return frozenset(classify(lex))
+
+
+def _steps(command: str, cwd: str, _depth: int = 0) -> Iterator[_Step]:
     analysis = shell.analyze(command, cwd)
     for why in analysis.downloads_into_shell:
         yield "R3", why
@@ -294,11 +384,16 @@ def command_findings(command: str, cwd: str, _depth: int = 0) -> Iterator[Findin
         yield OPAQUE_ID, why
     if _depth < 2:
         for text, where, prog in analysis.speculative:
-            for rule_id, why in command_findings(text, where or cwd, _depth=_depth + 1):
-                # a preset rule, or a shell started on input the analysis cannot see
-                if rule_id != OPAQUE_ID or why.endswith(OPAQUE_STDIN):
-                    yield OPAQUE_ID, f"{prog} may run {text[:60]!r} as commands ({why})"
-                    break
+            # (what the text would do may depend on the file system: looked at afresh)
+            yield _Fresh(_speculative_findings, (text, where or cwd, prog, _depth + 1))
+
+
+def _speculative_findings(text: str, cwd: str, prog: str, depth: int) -> Iterator[Finding]:
+    for rule_id, why in command_findings(text, cwd, _depth=depth):
+        # a preset rule, or a shell started on input the analysis cannot see
+        if rule_id != OPAQUE_ID or why.endswith(OPAQUE_STDIN):
+            yield OPAQUE_ID, f"{prog} may run {text[:60]!r} as commands ({why})"
+            break
 
 
 _UNIT_STARTS = frozenset(
@@ -324,7 +419,7 @@ def _system_units(c: shell.Command, analysis: shell.Analysis) -> Iterator[Findin
             return
 
 
-def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Finding]:
+def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[_Step]:
     prog = c.program
     cwd = c.cwd
     args = c.argv[1:]
@@ -397,13 +492,13 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
             yield "R5", "writing to /proc/sysrq-trigger can power the machine off"
         if t.text == "/dev/null":
             continue
-        yield from _word_paths(t, cwd, f"the redirect {r.op}")
+        yield _Fresh(_word_paths, (t, cwd, f"the redirect {r.op}"))
     # an interpreter reading its script from a here-doc / here-string / echo
     if prog is not None and shell.is_interpreter(prog) and c.stdin is not None and c.stdin.text:
         yield from _code_text_findings(c.stdin.text)
     # R6–R8 through a recursive read of a directory that holds the protected files
     if prog is not None and _reads_recursively(prog, args) and cwd is not None:
-        yield from _ancestor_findings(prog, args, cwd)
+        yield _Fresh(_ancestor_findings, (prog, args, cwd))
     # R6–R9 through arguments
     if prog is None and not c.argv:
         return
@@ -425,23 +520,18 @@ def _command_findings(c: shell.Command, analysis: shell.Analysis) -> Iterator[Fi
         if prog in AWK_LIKE and not text.startswith("-"):
             # awk's program is a plain argument, and system() / `| "cmd"` run commands
             yield from _code_text_findings(text)
+        drop = _NO_R6_R7 if metadata_only else _NOTHING
         if cwd and text and not w.dynamic and not w.glob:
-            # a plain word (most arguments): what _word_paths does, without its generator
-            hits = classify_path(text, cwd)
-            for rid in sorted(hits) if hits else ():
-                if not (metadata_only and rid in ("R6", "R7")):
-                    yield rid, f"{what} {text}"
+            # a plain word (most arguments): what _word_paths does, more directly
+            yield _Fresh(_path_findings, (text, cwd, what), drop, _lexical_hits(text, cwd))
         else:
-            for rid, why in _word_paths(w, cwd, what):
-                if rid in ("R6", "R7") and metadata_only:
-                    continue
-                yield rid, why
+            yield _Fresh(_word_paths, (w, cwd, what), drop)
         if w.dynamic:
             continue  # (_embedded_paths has nothing to say of it either)
         # --file=/etc/passwd and dd's if=/etc/passwd style values
         if "=" in text:
             value = text.split("=", 1)[1]
-            yield from _word_paths(shell.literal_word(value), cwd, f"{prog} option")
+            yield _Fresh(_word_paths, (shell.literal_word(value), cwd, f"{prog} option"))
         if ":" in text or "@" in text:  # a file: URL, an @file
             yield from _embedded_paths(w, cwd, prog)
 
@@ -474,8 +564,6 @@ def _reads_recursively(prog: str, args: Iterable[shell.Word]) -> bool:
 
 
 def _ancestor_findings(prog: str, args: Iterable[shell.Word], cwd: str) -> Iterator[Finding]:
-    import os
-
     home = os.path.expanduser("~")
     hidden_too = prog not in ("rg", "ag") or any(
         w.text in ("--hidden", "-uu", "-uuu", "-u", "--unrestricted") for w in args
@@ -543,7 +631,7 @@ _FILE_URL = re.compile(r"file:(?://[^/]*)?(/[^\s'\"]*)", re.IGNORECASE)
 FILE_LIST_READERS = frozenset({"cpio", "afio", "pax", "zip", "7z", "7za", "rsync", "tar"})
 
 
-def _embedded_paths(w: shell.Word, cwd: str | None, prog: str | None) -> Iterator[Finding]:
+def _embedded_paths(w: shell.Word, cwd: str | None, prog: str | None) -> Iterator[_Step]:
     """Paths inside an argument: ``file:///etc/shadow`` URLs, ``@/path`` (curl -d @F),
     ``-I/path`` style values."""
     text = w.text
@@ -552,13 +640,13 @@ def _embedded_paths(w: shell.Word, cwd: str | None, prog: str | None) -> Iterato
     for m in _FILE_URL.finditer(text):
         from urllib.parse import unquote
 
-        yield from _word_paths(shell.literal_word(unquote(m.group(1))), cwd, f"{prog} URL")
+        yield _Fresh(_word_paths, (shell.literal_word(unquote(m.group(1))), cwd, f"{prog} URL"))
     at = text.rfind("@")
     if at >= 0 and text[at + 1 : at + 2] in ("/", "~", "."):
-        yield from _word_paths(shell.literal_word(text[at + 1 :]), cwd, f"{prog} @file")
+        yield _Fresh(_word_paths, (shell.literal_word(text[at + 1 :]), cwd, f"{prog} @file"))
 
 
-def _stdin_paths(c: shell.Command) -> Iterator[Finding]:
+def _stdin_paths(c: shell.Command) -> Iterator[_Step]:
     """``echo ~/.ssh/id_rsa | cpio -o``: file names a program reads from its stdin."""
     stdin = c.stdin
     prog = c.program
@@ -573,7 +661,7 @@ def _stdin_paths(c: shell.Command) -> Iterator[Finding]:
         return
     for name in stdin.text.split():
         expanded = name
-        yield from _word_paths(shell.literal_word(expanded), c.cwd, f"{prog} reads from stdin")
+        yield _Fresh(_word_paths, (shell.literal_word(expanded), c.cwd, f"{prog} reads from stdin"))
 
 
 NOT_RUNNERS = shell.NON_RUNNERS
@@ -599,7 +687,7 @@ def _maybe_runs(c: shell.Command) -> Iterator[Finding]:
 _TOKEN = re.compile(r"""(?:~|\.{0,2})/[^\s'"`;,)}\]@|]*|(?<![\w.-])\.env(?:\.[\w.-]+)?(?![\w.-])""")
 
 
-def _paths_inside_arguments(c: shell.Command) -> Iterator[Finding]:
+def _paths_inside_arguments(c: shell.Command) -> Iterator[_Step]:
     """An unknown program's arguments may hold paths inside a larger text (``apache2 -C
     'Include /etc/shadow'``, ``--conf={"file": "~/.ssh/id_rsa"}``): every path-like token
     is checked. Programs known to take plain text (grep patterns, commit messages, echo)
@@ -622,11 +710,9 @@ def _paths_inside_arguments(c: shell.Command) -> Iterator[Finding]:
         text = w.text
         if w.dynamic or not any(ch in text for ch in " ={:,@'\"") or len(text) > 4096:
             continue  # a plain word was checked as a path already
+        drop = _NO_R6_R7 if prog in METADATA_ONLY else _NOTHING
         for token in _TOKEN.findall(text):
-            for rid, why in _word_paths(shell.literal_word(token), c.cwd, f"{prog} argument"):
-                if rid in ("R6", "R7") and prog in METADATA_ONLY:
-                    continue
-                yield rid, why
+            yield _Fresh(_word_paths, (shell.literal_word(token), c.cwd, f"{prog} argument"), drop)
 
 
 def _first_positional(args: Iterable[shell.Word]) -> str | None:

@@ -33,14 +33,13 @@ from codingcode.config import (
 )
 from codingcode.modes import PERMISSION_MODES
 from codingcode.tools.declarations import Lookup, builtin_declaration
-from codingcode.workspace import workspace_for
 
 if TYPE_CHECKING:
     from codingcode.workspace import Workspace
 
 
 def build_pipeline(
-    project: Path,
+    workspace: Workspace,
     *,
     validate: Validate | None = None,
     mode: str | None = None,
@@ -49,21 +48,18 @@ def build_pipeline(
     audit: bool | AuditLog = True,
     trust_project_grants: bool = True,
     policy: Policy | None = None,
-    settings: Settings | None = None,
     assume_trusted: bool = False,
-    workspace: Workspace | None = None,
     declared: Lookup = builtin_declaration,
 ) -> tuple[ApprovalPipeline, str, list[str]]:
-    """The pipeline for ``project``, the mode it runs in, and the project grants ignored.
+    """The pipeline for the workspace's project, the mode it runs in, and the project grants
+    ignored (``workspace``: the session's settings and trust, read once by the front end).
     ``declared``: what the tools the rules name declare (the runner's registry; default the
     built-ins), which decides what each rule's SPEC means.
 
     ``assume_trusted`` (for ``check``'s comparison) applies untrusted allow rules and modes
     as if trusted, but still never runs an untrusted hook: a dry run executes no one's code.
     """
-    if settings is None:
-        workspace = workspace_for(project, workspace)
-        settings = workspace.settings
+    project, settings = workspace.root, workspace.settings
     policy = policy or load_policy(project, settings)
     # Rules made in code for this session (``--allowed-tools`` / ``--disallowed-tools``): in
     # no settings file, so the re-read after an always/never answer must keep them.
@@ -91,7 +87,6 @@ def build_pipeline(
     else:
         log = None
     state = {"engine": engine}
-    trust = workspace.trust if workspace is not None else None
 
     def persist(action: str, text: str, scope: str = "local") -> None:
         from codingcode.approval.grants import split_rules
@@ -107,11 +102,10 @@ def build_pipeline(
         except RuleSyntaxError as exc:
             raise ValueError(str(exc)) from None
         for one in rules:
-            add_rule(path, action, one, project=project, trust=trust)  # type: ignore[arg-type]
+            add_rule(path, action, one, project=project, trust=workspace.trust)  # type: ignore[arg-type]
         if created:
             ignore_local_settings(path)  # personal answers stay out of git
-        reread = workspace.reload().settings if workspace is not None else None
-        fresh = load_policy(project, reread)
+        fresh = load_policy(project, workspace.reload().settings)
         fresh.rules.extend(session_rules)
         fresh = fresh.without_untrusted_grants(distrust_project=distrust)
         state["engine"] = RuleEngine(fresh.rules, project, declared)  # from the next call on
@@ -147,7 +141,7 @@ def build_pipeline(
 
 
 def sandbox_contains(
-    project: Path, *, trust_project: bool, settings: Settings | None = None
+    project: Path, *, trust_project: bool, settings: Settings
 ) -> Callable[[ToolCall], bool]:
     """``approvals.autoAllowSandboxed``: a command tool's call the sandbox fully contains —
     the sandbox is on and enforced, no network, writes only to the project (no extra
@@ -158,9 +152,7 @@ def sandbox_contains(
 
     def sandbox_ok() -> bool:
         if "ok" not in verdict:
-            verdict["ok"] = sandbox_fully_contains(
-                project, trust_project=trust_project, settings=settings
-            )
+            verdict["ok"] = sandbox_fully_contains(project, settings, trust_project=trust_project)
         return verdict["ok"]
 
     def check(call: ToolCall) -> bool:
@@ -174,7 +166,7 @@ def sandbox_contains(
 
 
 def sandbox_fully_contains(
-    project: Path, *, trust_project: bool = True, settings: Settings | None = None
+    project: Path, settings: Settings, *, trust_project: bool = True
 ) -> bool:
     """Whether the project's sandbox is on, enforced here, offline, and writes only the project."""
     from codingcode.sandbox.backends import NoneBackend
@@ -222,10 +214,10 @@ def suggest_grant(call: ToolCall, engine: RuleEngine) -> str | None:
         from codingcode.approval.network_scopes import with_program_network
 
         command = first_with(roles, call.args, "command")
+        if command is None:
+            return None
         # a package install's grant carries its registry's names (issue 16)
-        return with_program_network(
-            narrow_rule(call.tool, {"command": command}, call.project_path, call.cwd)
-        )
+        return with_program_network(narrow_rule(call.tool, command, call.project_path, call.cwd))
     return engine.suggest(call)
 
 

@@ -123,8 +123,11 @@ def register(app: typer.Typer) -> None:
             fail("PROMPT is empty.")
         root = project_dir(project)
         from codingcode.commands.invoke import find_invocation
+        from codingcode.workspace import Workspace
 
-        command = find_invocation(root, text)  # `codingcode run /name ARGS` (issue 17)
+        # The run's settings and trust, read once: the /name lookup and the session use it.
+        workspace = Workspace.load(root)
+        command = find_invocation(workspace, text)  # `codingcode run /name ARGS` (issue 17)
         loaded = load_for_run(root, continue_=continue_, resume=resume, fork=fork)
         code = run_headless(
             text,
@@ -139,5 +142,6 @@ def register(app: typer.Typer) -> None:
             allowed_tools=allowed_tools or (),
             disallowed_tools=disallowed_tools or (),
             command=command,
+            workspace=workspace,
         )
         raise typer.Exit(code)

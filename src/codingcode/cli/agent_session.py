@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from codingcode.agent.transcript import AgentEvent, ToolCall
     from codingcode.approval.confirm import Confirmer
     from codingcode.approval.rules import Rule
+    from codingcode.workspace import Workspace
 
 
 def summarize_args(call: ToolCall, limit: int = 100) -> str:
@@ -85,18 +86,19 @@ async def cli_session(
     append_system_prompt: Sequence[str] = (),
     allowed_tools: Sequence[str] = (),
     disallowed_tools: Sequence[str] = (),
+    workspace: Workspace | None = None,
 ) -> AsyncIterator[AgentSession]:
     """A session for the CLI: the built-in tools and the project's MCP servers' tools (all
     registered in one ToolService, so the resolver offers them), saved as it goes, closed
-    on the way out."""
+    on the way out. ``workspace``: the one the front end already read (None: read it here)."""
     from codingcode.agent import open_session, resolve_model
     from codingcode.agent.session import DEFAULT_MAX_TURNS
     from codingcode.cli.tool_service import cli_tool_service
     from codingcode.mcp.client import open_project_mcp
     from codingcode.workspace import Workspace
 
-    # The session's settings and trust, read once here and handed down to everything below.
-    workspace = Workspace.load(project)
+    # The session's settings and trust, read once and handed down to everything below.
+    workspace = workspace or Workspace.load(project)
     spec = resolve_model(project, model, settings=workspace.settings)  # fail fast
     rules, hidden = tool_rules(allowed_tools, disallowed_tools)
     service = cli_tool_service()  # C1: registered at set-up, hence offered to the model

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from codingcode.agent.sessions.store import LoadedSession
     from codingcode.agent.transcript import AgentEvent, ToolCall
     from codingcode.approval.confirm import ConfirmRequest, Reply
+    from codingcode.workspace import Workspace
 
 
 # -- interactive -------------------------------------------------------------------------
@@ -350,11 +351,14 @@ async def _interactive(
         console.print(f"[yellow]note:[/] {escape(line)}")
 
     from codingcode.agent import resolve_model
+    from codingcode.workspace import Workspace
 
-    resolve_model(project, model)  # no model: say so before asking anything
-    await ask_trust(console, project)
+    # The session's settings and trust, read once here and handed down.
+    workspace = Workspace.load(project)
+    resolve_model(project, model, settings=workspace.settings)  # no model: say so first
+    workspace = await ask_trust(console, workspace)
     async with cli_session(
-        project, model, mode, view, notify, confirmer=confirmer, resume=resume
+        project, model, mode, view, notify, confirmer=confirmer, resume=resume, workspace=workspace
     ) as session:
         view.root = session.session_id
         view.model = str(session.model)
@@ -377,31 +381,32 @@ async def _interactive(
             return await _prompt_loop(console, view, session, project, confirmer)
 
 
-def untrusted_grants(project: Path) -> bool:
+def untrusted_grants(workspace: Workspace) -> bool:
     """Whether some untrusted file of the project would grant something if trusted."""
-    from codingcode.trust import TrustStore, describe_grants
+    from codingcode.trust import describe_grants
 
     return any(
         state.exists and not state.trusted and describe_grants(state.path)
-        for state in TrustStore().status(project)
+        for state in workspace.trust.status(workspace.root)
     )
 
 
-async def ask_trust(console: Console, project: Path) -> None:
+async def ask_trust(console: Console, workspace: Workspace) -> Workspace:
     """Workspace trust, first interactive run: show what the project would enable, ask once.
 
     The answer is remembered (keyed by the files' contents), so the question comes back only
     when one of those files changes. Declining runs the session with the grants ignored.
+    Returns the session's workspace as the answer left it.
     """
-    if not untrusted_grants(project):
-        return
+    if not untrusted_grants(workspace):
+        return workspace
     from prompt_toolkit import PromptSession
     from rich.markup import escape
 
     from codingcode.cli.trust_commands import trust_summary
-    from codingcode.trust import TrustStore
 
-    summary, _ = trust_summary(project)
+    project = workspace.root
+    summary, _ = trust_summary(project, workspace.trust)
     console.print(
         "[bold yellow]This project carries settings that grant permissions or run code.[/]"
     )
@@ -412,12 +417,13 @@ async def ask_trust(console: Console, project: Path) -> None:
     except (KeyboardInterrupt, EOFError):
         reply = ""
     if reply.lower() in ("y", "yes"):
-        TrustStore().trust(project)
+        workspace.trust.trust(project)
         console.print("[green]Trusted.[/] Asked again only if one of these files changes.")
-    else:
-        console.print(
-            "Not trusted: its grants are ignored this session (`codingcode trust` to change)."
-        )
+        return workspace.reload()  # the grants just trusted apply to this session
+    console.print(
+        "Not trusted: its grants are ignored this session (`codingcode trust` to change)."
+    )
+    return workspace
 
 
 def set_mode(session: AgentSession, mode: str) -> None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from codingcode.cli.tool_commands import ProjectOption, check_mode, parse_args_json, project_dir
+
+if TYPE_CHECKING:
+    from codingcode.trust import TrustStore
 
 CheckModeOption = Annotated[
     str | None,
@@ -171,9 +174,10 @@ def register(app: typer.Typer) -> None:
         """The preset rules and every rule from the settings files, with where it came from."""
         from codingcode.approval.presets import PRESET_RULES
         from codingcode.approval.rules import load_policy
+        from codingcode.config import load_settings
 
         root = project_dir(project)
-        policy = load_policy(root)
+        policy = load_policy(root, load_settings(root))
         rows: list[dict[str, Any]] = [
             {
                 "rule": r.text,
@@ -230,10 +234,10 @@ def register(app: typer.Typer) -> None:
             fail(f"unknown action {action!r}; choose allow, ask or deny.")
         root = project_dir(project)
         path = _scope_path(scope, root)
-        _check_writable()
+        trust = _writable_trust()
         created = not path.exists()
         try:
-            added = add_rule(path, action, rule, priority, project=root)  # type: ignore[arg-type]
+            added = add_rule(path, action, rule, priority, project=root, trust=trust)  # type: ignore[arg-type]
         except RuleSyntaxError as exc:
             fail(f"invalid rule {rule!r}: {exc}.")
             return
@@ -264,9 +268,9 @@ def register(app: typer.Typer) -> None:
             )
         root = project_dir(project)
         path = _scope_path(scope, root)
-        _check_writable()
+        trust = _writable_trust()
         try:
-            removed = remove_rule(path, rule, project=root)
+            removed = remove_rule(path, rule, project=root, trust=trust)
         except OSError as exc:
             fail(f"cannot write {path}: {exc.strerror or exc}; it was left as it was.", code=1)
             return
@@ -355,12 +359,15 @@ def register(app: typer.Typer) -> None:
             typer.echo("no audit records", err=True)
 
 
-def _check_writable() -> None:
-    """Before a settings file changes: its trust record must be able to follow (else nothing
-    is written, instead of a rule saved whose file then counts as changed)."""
+def _writable_trust() -> TrustStore:
+    """The user's trust records, checked before a settings file changes: its record must be
+    able to follow (else nothing is written, instead of a rule saved whose file then counts
+    as changed)."""
     from codingcode.trust import TrustStore
 
-    TrustStore().check_writable()
+    store = TrustStore()
+    store.check_writable()
+    return store
 
 
 def _print_calls(records: list[Any], as_json: bool) -> None:

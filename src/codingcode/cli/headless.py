@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from codingcode.agent.sessions.store import LoadedSession
     from codingcode.agent.transcript import AgentEvent
     from codingcode.commands.invoke import Invocation
+    from codingcode.workspace import Workspace
 
 #: How ``codingcode run`` ends (README, "Headless mode").
 EXIT_OK = 0
@@ -44,6 +45,7 @@ EXIT_REASONS = {
     "denied": "the model stopped after a denied call",
     "turn_limit": "the turn limit was reached",
     "cancelled": "interrupted",
+    "stopped": "a hook answered continue: false",
 }
 
 
@@ -190,6 +192,7 @@ def run_headless(
     allowed_tools: Sequence[str] = (),
     disallowed_tools: Sequence[str] = (),
     command: Invocation | None = None,
+    workspace: Workspace | None = None,
 ) -> int:
     import anyio
 
@@ -212,6 +215,7 @@ def run_headless(
             append_system_prompt=append_system_prompt,
             allowed_tools=allowed_tools,
             disallowed_tools=disallowed_tools,
+            workspace=workspace,
         ) as session:
             reporter.root = session.session_id
             if session.runner.pipeline is not None:

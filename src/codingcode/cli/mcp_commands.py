@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from codingcode.cli.tool_commands import ProjectOption, project_dir
+from codingcode.workspace import Workspace
 
 mcp_app = typer.Typer(
     name="mcp",
@@ -110,9 +111,8 @@ def list_command(
     """Start each configured MCP server and show its state and its tools."""
     import anyio
 
-    from codingcode.mcp.client import McpManager
+    from codingcode.mcp.client import McpManager, sandbox_launcher
     from codingcode.mcp.config import load_mcp_servers, project_trust_filter
-    from codingcode.workspace import Workspace
 
     root = project_dir(project)
     workspace = Workspace.load(root)
@@ -125,7 +125,10 @@ def list_command(
 
     async def collect() -> list[dict[str, Any]]:
         async with McpManager(
-            configs, project=root, start_filter=project_trust_filter(workspace.is_trusted)
+            configs,
+            project=root,
+            start_filter=project_trust_filter(workspace.is_trusted),
+            launcher=sandbox_launcher(workspace),
         ) as m:
             rows = []
             for conn in m.servers.values():
@@ -188,11 +191,11 @@ def register(app: typer.Typer) -> None:
     app.add_typer(mcp_app, name="mcp")
 
 
-def _http_server(root: Path, name: str) -> Any:
+def _http_server(workspace: Workspace, name: str) -> Any:
     """The configured HTTP server ``name`` of the project, or exit 2 saying why not."""
     from codingcode.mcp.config import HttpEntry, load_mcp_servers
 
-    configs = load_mcp_servers(root)
+    configs = load_mcp_servers(workspace.root, settings=workspace.settings)
     config = configs.get(name)
     if config is None:
         known = ", ".join(sorted(configs)) or "none"
@@ -218,19 +221,20 @@ def login_command(
     import anyio
 
     from codingcode.errors import AgentError
-    from codingcode.mcp.config import trust_store_filter
+    from codingcode.mcp.config import project_trust_filter
     from codingcode.mcp.connection import ServerConnection
     from codingcode.mcp.oauth import FileTokenStorage, login_provider, uses_oauth
 
     root = project_dir(project)
-    config = _http_server(root, name)
+    workspace = Workspace.load(root)
+    config = _http_server(workspace, name)
     if not uses_oauth(config):
         _say(
             f"MCP server {name!r} does not use OAuth (its entry sends its own Authorization "
             'header or sets "oauth": false).'
         )
         raise typer.Exit(2)
-    refused = trust_store_filter(root)(config)
+    refused = project_trust_filter(workspace.is_trusted)(config)
     if refused is not None:
         _say(f"MCP server {name!r} is {refused}.")
         raise typer.Exit(1)
@@ -281,7 +285,7 @@ def logout_command(
     """Forget the stored OAuth tokens and client registration of an HTTP MCP server."""
     from codingcode.mcp.oauth import FileTokenStorage
 
-    config = _http_server(project_dir(project), name)
+    config = _http_server(Workspace.load(project_dir(project)), name)
     if FileTokenStorage(config).clear():
         typer.echo(f"Logged out of {name!r}.")
     else:

@@ -10,6 +10,7 @@ import typer
 from codingcode.cli.tool_commands import ProjectOption, project_dir
 
 if TYPE_CHECKING:
+    from codingcode.config import Settings
     from codingcode.sandbox.service import SandboxService
 
 sandbox_app = typer.Typer(
@@ -20,14 +21,13 @@ sandbox_app = typer.Typer(
 _MARKS = {True: "yes", False: "NO ", None: "off"}
 
 
-def _service(project: Path) -> SandboxService:
+def _service(project: Path, settings: Settings) -> SandboxService:
     from codingcode.approval.capabilities import deny_rule_masks
     from codingcode.approval.rules import load_policy
-    from codingcode.config import load_settings, untrusted_note
+    from codingcode.config import untrusted_note
     from codingcode.sandbox.policy import load_policy_with_ignored, with_deny_read
     from codingcode.sandbox.service import SandboxService
 
-    settings = load_settings(project)
     policy, ignored = load_policy_with_ignored(project, settings)
     if ignored:
         typer.echo(untrusted_note([w.describe() for w in ignored], project), err=True)
@@ -36,14 +36,13 @@ def _service(project: Path) -> SandboxService:
     return SandboxService.from_policy(with_deny_read(policy, deny_rule_masks(rules, project)))
 
 
-def _auto_allow(project: Path) -> str:
+def _auto_allow(project: Path, settings: Settings) -> str:
     """The ``approvals.autoAllowSandboxed`` setting, and whether it applies here."""
     from codingcode.approval.setup import approvals_settings, sandbox_fully_contains
-    from codingcode.config import load_settings
 
-    if approvals_settings(load_settings(project), False).get("autoAllowSandboxed") is not True:
+    if approvals_settings(settings, False).get("autoAllowSandboxed") is not True:
         return "off (approvals.autoAllowSandboxed)"
-    if sandbox_fully_contains(project):
+    if sandbox_fully_contains(project, settings):
         return "on: commands the sandbox fully contains run unasked"
     return "set, but not in effect: the sandbox is off, online or writes outside the project"
 
@@ -58,16 +57,19 @@ def status_command(
 
     import anyio
 
+    from codingcode.config import load_settings
     from codingcode.sandbox.probes import check_guarantees
 
-    service = _service(project_dir(project))
+    root = project_dir(project)
+    settings = load_settings(root)  # once for the whole report
+    service = _service(root, settings)
     try:
         report = anyio.run(check_guarantees, service)
     finally:
         service.close()
     if as_json:
         data = report.as_json()
-        data["auto_allow_sandboxed"] = _auto_allow(project_dir(project))
+        data["auto_allow_sandboxed"] = _auto_allow(root, settings)
         typer.echo(json.dumps(data, indent=2))
     else:
         p = report.policy
@@ -77,7 +79,7 @@ def status_command(
             f"policy:  mode {p.mode.value}, network {p.network.value}, "
             f"backend setting {p.backend.value}, extra writable roots: {roots}"
         )
-        typer.echo(f"auto-allow when sandboxed: {_auto_allow(project_dir(project))}")
+        typer.echo(f"auto-allow when sandboxed: {_auto_allow(root, settings)}")
         if report.error:
             typer.echo(f"error:   {report.error}")
         for check in report.checks:
@@ -120,10 +122,11 @@ def run_command(
     import os
     import subprocess
 
+    from codingcode.config import load_settings
     from codingcode.process import kill_process_group
 
     root = project_dir(project)
-    service = _service(root)
+    service = _service(root, load_settings(root))
     try:
         # In the project: the current directory when it is inside, else the project root.
         here = Path.cwd().resolve()

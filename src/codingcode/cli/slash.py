@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "/mcp": "the MCP servers' tools",
     "/permissions": "the permission mode and the approval rules in effect",
     "/hooks": "the hooks of the settings, with their source files",
+    "/skills": "the skills, with their descriptions and where they come from",
     "/diff": "what this session changed in the project",
     "/rewind": "/rewind [N|ID] [files|conversation|both] [force] — list this session's "
     "checkpoints (also Esc Esc), or go back to one",
@@ -160,7 +161,7 @@ class SlashHandler:
         if invocation.model:
             try:
                 spec = parse_model(invocation.model, source=command.source)
-                provider = make_provider(spec, project=session.project)
+                provider = make_provider(spec, settings=session.workspace.settings)
             except ModelError as exc:
                 self.console.print(f"[red]error:[/] {exc.message}", highlight=False)
                 return Result()
@@ -268,7 +269,7 @@ class SlashHandler:
             return
         try:
             spec = parse_model(arg, source="/model")
-            provider = make_provider(spec, project=self.session.project)
+            provider = make_provider(spec, settings=self.session.workspace.settings)
         except ModelError as exc:
             self.console.print(f"[red]error:[/] {exc.message}", highlight=False)
             return
@@ -338,7 +339,8 @@ class SlashHandler:
 
         session = self.session
         self.console.print(f"Mode: {session.mode}", markup=False)
-        rules = [*load_policy(session.project).rules, *session.extra_rules]
+        settings = session.workspace.reload().settings  # as the files say now
+        rules = [*load_policy(session.project, settings).rules, *session.extra_rules]
         for r in rules:
             where = r.source or "built in"
             ignored = "" if r.trusted or r.action != "allow" else "  (ignored: untrusted)"
@@ -355,6 +357,15 @@ class SlashHandler:
         except SettingsError as exc:
             text = exc.message
         self.console.print(text, markup=False, highlight=False)
+
+    def cmd_skills(self, arg: str) -> None:
+        from codingcode.commands.skills import skills_listing
+
+        self.console.print(
+            skills_listing(self.session.skills, self.session.skill_notes),
+            highlight=False,
+            markup=False,
+        )
 
     def cmd_diff(self, arg: str) -> None:
         self.console.print(session_diff(self.session), markup=False, highlight=False)
@@ -618,15 +629,11 @@ def path_candidates(project: Path, partial: str, limit: int = 200) -> Iterable[s
         return
 
 
-def make_completer(project: Path, registry: CommandRegistry | None = None) -> Any:
+def make_completer(project: Path, registry: CommandRegistry) -> Any:
     """Completion of ``/commands`` (the custom ones of ``registry``: the session's, read
     with its workspace's trust) and of ``@paths``."""
     from prompt_toolkit.completion import Completer, Completion
 
-    from codingcode.commands import CommandRegistry
-
-    if registry is None:
-        registry = CommandRegistry.load(project)
     # Custom commands complete too (their files' problems are reported by the handler).
     custom = {f"/{c.name}": c.description for c in registry.list()}
     names = {**custom, **COMMANDS}

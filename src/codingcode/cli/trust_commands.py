@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from codingcode.cli.tool_commands import ProjectOption, project_dir
 
+if TYPE_CHECKING:
+    from codingcode.trust import TrustStore
 
-def trust_summary(project: Path) -> tuple[str, bool]:
+
+def trust_summary(project: Path, store: TrustStore) -> tuple[str, bool]:
     """A readable summary of the project's grant-bearing files; and whether all are trusted."""
-    from codingcode.trust import TrustStore, describe_grants
+    from codingcode.trust import describe_grants
 
     lines = [f"Project {project}"]
     all_trusted = True
-    for state in TrustStore().status(project):
+    for state in store.status(project):
         if not state.exists:
             continue
         if state.trusted:
@@ -58,7 +61,7 @@ def register(app: typer.Typer) -> None:
             existed = store.revoke(root)
             typer.echo(f"Trust of {root} revoked." if existed else f"{root} was not trusted.")
             return
-        summary, _ = trust_summary(root)
+        summary, _ = trust_summary(root, store)
         typer.echo(summary)
         if show:
             return

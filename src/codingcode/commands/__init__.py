@@ -11,10 +11,10 @@ from codingcode.commands.registry import (
     CommandRegistry,
     MarkdownCommand,
     SlashCommand,
-    commands_of,
     expand_arguments,
 )
 from codingcode.commands.render import prepare_command
+from codingcode.commands.skills import commands_of
 
 __all__ = [
     "CommandPrompt",

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codingcode.commands.registry import CommandPrompt, CommandRegistry, SlashCommand
 from codingcode.commands.render import Notify, prepare_command
+from codingcode.commands.skills import add_skills
 from codingcode.errors import InvalidArgumentsError
+from codingcode.skills.loader import load_skills
 
 if TYPE_CHECKING:
     from codingcode.agent.session import AgentSession
+    from codingcode.workspace import Workspace
 
 
 def is_command_line(text: str) -> bool:
@@ -64,26 +66,31 @@ def unknown_command(name: str, registry: CommandRegistry) -> InvalidArgumentsErr
     hint = f" Did you mean /{close[0]}?" if close else ""
     known = ", ".join(f"/{n}" for n in names[:30]) or "none"
     return InvalidArgumentsError(
-        f"Unknown command /{name}.{hint} Custom commands: {known} (Markdown files in "
-        ".codingcode/commands/ or .claude/commands/; a prompt that starts with a path "
-        "like /usr/… is sent as it is)."
+        f"Unknown command /{name}.{hint} Custom commands and skills: {known} (Markdown "
+        "files in .codingcode/commands/ or .claude/commands/, skills in .codingcode/skills/ "
+        "or .claude/skills/; a prompt that starts with a path like /usr/… is sent as it is)."
     )
 
 
-def find_invocation(project: Path, text: str) -> Invocation | None:
-    """The custom command ``text`` invokes (None when it is an ordinary prompt); an
-    unknown ``/name`` is an error naming the commands there are."""
+def find_invocation(workspace: Workspace, text: str) -> Invocation | None:
+    """The custom command or skill ``text`` invokes (None when it is an ordinary prompt);
+    an unknown ``/name`` is an error naming the commands there are.
+
+    ``workspace``: the front end's, built once for the session that then runs the
+    invocation; its trust decision is the one used here (nothing is read on the side)."""
     if not is_command_line(text):
         return None
     name, arguments = split_command_line(text)
-    registry = CommandRegistry.load(project)
+    registry = CommandRegistry.load(workspace.root, is_trusted=workspace.is_trusted)
+    found = load_skills(workspace.root, is_trusted=workspace.is_trusted)
+    add_skills(registry, found.skills.values())
     command = registry.get(name)
     if command is None and is_mcp_prompt_name(name):
         return None  # /server:prompt: the session's MCP servers answer it
     if command is None:
         error = unknown_command(name, registry)
-        untrusted = [n for n in registry.notes if "until you trust" in n]
+        untrusted = [n for n in [*registry.notes, *found.notes] if "until you trust" in n]
         if untrusted:  # the likely reason: say it in the same breath
-            error.message += f" ({untrusted[0]})"
+            error.message += f" ({'; '.join(untrusted)})"
         raise error
     return Invocation(command, arguments, list(registry.notes))

@@ -34,7 +34,7 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from codingcode.config import Scope, SettingsError, user_config_dir
 from codingcode.skills.frontmatter import read_limited, split_front_matter, tool_list
@@ -219,17 +219,11 @@ class CommandRegistry:
         cls,
         project: Path,
         *,
-        is_trusted: Callable[[Path, bytes], bool] | None = None,
+        is_trusted: Callable[[Path, bytes], bool],
     ) -> CommandRegistry:
-        """The Markdown commands of the user and of ``project`` (see the module doc)."""
-        if is_trusted is None:
-            from codingcode.trust import TrustStore
-
-            store = TrustStore()
-
-            def is_trusted(path: Path, data: bytes) -> bool:
-                return store.is_trusted(project, path, data)
-
+        """The Markdown commands of the user and of ``project`` (see the module doc).
+        ``is_trusted``: the session's check of a project file's bytes
+        (``Workspace.is_trusted``); no trust records are read here (issue 19)."""
         registry = cls()
         untrusted: list[str] = []
         for scope, directory in command_dirs(project):
@@ -252,15 +246,3 @@ class CommandRegistry:
                 f"({shown}{more}) not loaded until you trust this project (`codingcode trust`)."
             )
         return registry
-
-
-def commands_of(session: Any) -> CommandRegistry:
-    """The session's command registry (``session.commands``), loaded on first use: the
-    app's ``/name`` and whatever another part registers (``/server:prompt``) meet here."""
-    registry = getattr(session, "commands", None)
-    if not isinstance(registry, CommandRegistry):
-        workspace = getattr(getattr(session, "runner", None), "workspace", None)
-        trusted = workspace.is_trusted if workspace is not None else None
-        registry = CommandRegistry.load(session.project, is_trusted=trusted)
-        session.commands = registry
-    return registry

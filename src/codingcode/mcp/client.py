@@ -40,6 +40,7 @@ __all__ = [
     "ServerState",
     "open_project_mcp",
     "render_result",
+    "sandbox_launcher",
 ]
 
 
@@ -63,7 +64,8 @@ class McpManager:
         launcher: Callable[[], Launcher] | None = None,
     ) -> None:
         items = configs.values() if isinstance(configs, Mapping) else configs
-        #: Makes the launcher of ``"sandbox": true`` servers (default: the project's sandbox).
+        #: Makes the launcher of ``"sandbox": true`` servers (see :func:`sandbox_launcher`;
+        #: without one such a server does not start).
         self.launcher = launcher
         self.configs = list(items)
         self.project = project
@@ -189,33 +191,40 @@ async def open_project_mcp(
     project: Path,
     service: ToolService,
     *,
+    workspace: Workspace,
     trusted: bool | None = None,
-    workspace: Workspace | None = None,
 ) -> AsyncIterator[McpManager]:
     """The project's MCP servers for one session, their tools registered in ``service``.
 
-    ``trusted=None`` follows the user's trust records (workspace trust): a project's own
-    servers start only once the file that configures them is trusted; True/False decide for
-    the whole project. Use around the session::
+    ``workspace``: the session's settings and trust records, read once by the front end.
+    ``trusted=None`` follows its trust decision (workspace trust): a project's own servers
+    start only once the file that configures them is trusted; True/False decide for the
+    whole project. Use around the session::
 
-        async with open_project_mcp(project, service) as mcp:
+        async with open_project_mcp(project, service, workspace=workspace) as mcp:
             for line in mcp.notes(): print(line, file=sys.stderr)
             ...  # create_session_tool_resolver(service, ...) sees the server:tool tools
     """
     from codingcode.mcp.config import load_mcp_servers, project_trust_filter
-    from codingcode.workspace import workspace_for
 
-    # ``workspace``: the session's settings and trust records, read once by the front end.
-    workspace = workspace_for(project, workspace)
     configs = load_mcp_servers(project, settings=workspace.settings)
     start_filter = project_trust_filter(workspace.is_trusted if trusted is None else trusted)
-
-    def sandbox() -> Launcher:  # a `"sandbox": true` server's: the session's settings
-        from codingcode.sandbox.service import SandboxService
-
-        return SandboxService.for_project(project, workspace.settings)
-
     async with McpManager(
-        configs, project=project, service=service, start_filter=start_filter, launcher=sandbox
+        configs,
+        project=project,
+        service=service,
+        start_filter=start_filter,
+        launcher=sandbox_launcher(workspace),
     ) as m:
         yield m
+
+
+def sandbox_launcher(workspace: Workspace) -> Callable[[], Launcher]:
+    """Makes the launcher of a ``"sandbox": true`` server: the session's sandbox settings."""
+
+    def make() -> Launcher:
+        from codingcode.sandbox.service import SandboxService
+
+        return SandboxService.for_project(workspace.root, workspace.settings)
+
+    return make

@@ -299,14 +299,11 @@ def read_mcp_json(project: Path) -> tuple[Path, Any] | None:
 def load_mcp_servers(
     project: Path,
     *,
-    settings: Settings | None = None,
+    settings: Settings,
     env: Mapping[str, str] | None = None,
 ) -> dict[str, McpServerConfig]:
-    """Every configured server of ``project``, later sources overriding earlier by name."""
-    if settings is None:
-        from codingcode.workspace import workspace_for
-
-        settings = workspace_for(project, None).settings
+    """Every configured server of ``project``, later sources overriding earlier by name
+    (``settings``: the session's, as its workspace read them)."""
     servers: dict[str, McpServerConfig] = {}
     user_files = [f for f in settings.files if f.scope is Scope.USER]
     project_files = [f for f in settings.files if f.scope is not Scope.USER]
@@ -345,10 +342,3 @@ def project_trust_filter(trusted: bool | Callable[[Path], bool]) -> StartFilter:
         )
 
     return allow
-
-
-def trust_store_filter(project: Path) -> StartFilter:
-    """The start filter of the user's trust records for ``project`` (workspace trust)."""
-    from codingcode.workspace import workspace_for
-
-    return project_trust_filter(workspace_for(project, None).is_trusted)

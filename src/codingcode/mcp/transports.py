@@ -15,7 +15,7 @@ from typing import IO, Any
 
 import anyio
 
-from codingcode.mcp.config import HttpEntry, McpServerConfig, StdioEntry
+from codingcode.mcp.config import HttpEntry, McpConfigError, McpServerConfig, StdioEntry
 from codingcode.process import DirectLauncher, Launcher
 
 
@@ -122,7 +122,12 @@ def open_transport(
         cwd = Path(entry.cwd).expanduser() if entry.cwd else project
         if not cwd.is_absolute():
             cwd = project / cwd
-        make = (launcher or _project_sandbox(project)) if entry.sandbox else DirectLauncher
+        if entry.sandbox and launcher is None:
+            raise McpConfigError(
+                f"MCP server {config.name!r} asks for the sandbox, and this caller has no "
+                "sandbox settings to give it (start it through a session)."
+            )
+        make = launcher if entry.sandbox and launcher is not None else DirectLauncher
         chosen: Launcher = make()
         return launched_stdio(
             [entry.command, *entry.args],
@@ -149,15 +154,6 @@ def open_transport(
     from codingcode.mcp.http_body import make_http_client
 
     return _http_transport(entry.url, entry.headers, make_http_client, streamable_http_client, auth)
-
-
-def _project_sandbox(project: Path) -> Callable[[], Launcher]:
-    def make() -> Launcher:
-        from codingcode.sandbox.service import SandboxService
-
-        return SandboxService.for_project(project)
-
-    return make
 
 
 @contextlib.asynccontextmanager

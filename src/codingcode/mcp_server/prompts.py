@@ -176,7 +176,7 @@ class CommandPrompts:
 
 
 def project_commands(
-    project: Path, is_trusted: Callable[[Path, bytes], bool] | None = None
+    project: Path, is_trusted: Callable[[Path, bytes], bool]
 ) -> tuple[CommandPrompts, list[str]]:
     """The project's and the user's custom commands (``codingcode.commands``) as a prompt
     source, with the loader's notes (one line per file that could not be loaded)."""

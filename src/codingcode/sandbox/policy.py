@@ -301,19 +301,16 @@ def with_deny_read(policy: SandboxPolicy, specs: list[MaskSpec]) -> SandboxPolic
     return replace(policy, deny_read=tuple(dict.fromkeys([*policy.deny_read, *specs])))
 
 
-def load_policy(project: Path, settings: Settings | None = None) -> SandboxPolicy:
+def load_policy(project: Path, settings: Settings) -> SandboxPolicy:
     """The policy of ``project``: every entry, except what an untrusted file would widen."""
     return load_policy_with_ignored(project, settings)[0]
 
 
 def load_policy_with_ignored(
-    project: Path, settings: Settings | None = None
+    project: Path, settings: Settings
 ) -> tuple[SandboxPolicy, list[Widening]]:
-    """The policy in effect, and the widening entries of untrusted files that were ignored."""
-    if settings is None:
-        from codingcode.workspace import workspace_for
-
-        settings = workspace_for(project, None).settings
+    """The policy in effect, and the widening entries of untrusted files that were ignored
+    (``settings``: the session's, as its workspace read them)."""
     kept, ignored = split_untrusted_widening(sandbox_entries(settings))
     return policy_from_entries(project, kept), ignored
 

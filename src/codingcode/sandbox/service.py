@@ -142,7 +142,7 @@ class SandboxService:
     def for_project(
         cls,
         project: Path,
-        settings: Settings | None = None,
+        settings: Settings,
         *,
         trust_project: bool = True,
         deny_read: Sequence[MaskSpec] = (),
@@ -150,10 +150,6 @@ class SandboxService:
         """From the settings files; ``trust_project=False`` treats every project file as
         untrusted (its widening entries are ignored, its restrictions still apply).
         ``deny_read``: more masks from the front end (the user's deny rules on paths)."""
-        if settings is None:
-            from codingcode.workspace import workspace_for
-
-            settings = workspace_for(project, None).settings
         if not trust_project:
             from codingcode.workspace import distrusted
 

@@ -54,6 +54,15 @@ class Skill:
     scope: Scope
     #: ``allowed-tools`` as written (None: not given, no limit).
     allowed_tools: tuple[str, ...] | None = None
+    #: False (``disable-model-invocation: true``): only the user starts it (``/name``); the
+    #: model is not told of it and cannot load it.
+    model_invocable: bool = True
+    #: False (``user-invocable: false``): not a ``/name`` command; the model still uses it.
+    user_invocable: bool = True
+    #: ``argument-hint``, shown with ``/name`` (e.g. ``FILE [FOCUS]``).
+    argument_hint: str = ""
+    #: ``model``: the model for a prompt started with ``/name`` (None: the session's).
+    model: str | None = None
 
     @property
     def directory(self) -> Path:
@@ -114,26 +123,47 @@ def parse_skill(path: Path, scope: Scope, data: bytes) -> Skill:
     allowed = tool_list(meta.get("allowed-tools"), path, what)
     if not body.strip():
         raise SettingsError(f"Skill {path}: the instructions (after the front matter) are empty.")
-    return Skill(name, description, body.strip(), path, scope, allowed)
+    hint = meta.get("argument-hint")
+    model = meta.get("model")
+    for key, value in (("argument-hint", hint), ("model", model)):
+        if value is not None and not isinstance(value, str):
+            raise SettingsError(f"Skill {path}: `{key}` must be a string.")
+    model = " ".join(model.split()) if isinstance(model, str) else ""
+    return Skill(
+        name,
+        description,
+        body.strip(),
+        path,
+        scope,
+        allowed,
+        model_invocable=not flag(meta, "disable-model-invocation", False, path),
+        user_invocable=flag(meta, "user-invocable", True, path),
+        argument_hint=" ".join(hint.split()) if isinstance(hint, str) else "",
+        model=None if model in ("", "inherit") else model,
+    )
+
+
+def flag(meta: dict[str, object], key: str, default: bool, path: Path) -> bool:
+    """A true/false front-matter key (YAML's ``true``, or the plain line's text)."""
+    value = meta.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise SettingsError(f"Skill {path}: `{key}` must be true or false, not {value!r}.")
 
 
 def load_skills(
     project: Path,
     *,
-    is_trusted: Callable[[Path, bytes], bool] | None = None,
+    is_trusted: Callable[[Path, bytes], bool],
 ) -> SkillSet:
     """Every usable skill by name, and a line for each problem (see the module doc).
 
-    ``is_trusted(path, data)`` decides for a project skill's exact bytes (default: the
-    user's trust records)."""
-    if is_trusted is None:
-        from codingcode.trust import TrustStore
-
-        store = TrustStore()
-
-        def is_trusted(path: Path, data: bytes) -> bool:
-            return store.is_trusted(project, path, data)
-
+    ``is_trusted(path, data)`` decides for a project skill's exact bytes: the session's
+    check (``Workspace.is_trusted``), so no trust records are read here (issue 19)."""
     result = SkillSet()
     untrusted: list[str] = []
     for scope, directory in skill_dirs(project):

@@ -61,7 +61,7 @@ class ToolExecCtx:
     #: from the decision; the launcher builds the call's sandbox from it). ``None``: defaults.
     capabilities: CapabilitySet | None = None
     #: The session's project, settings and trust, built once by the front end (None: a
-    #: caller without one; a tool that needs settings then reads them itself).
+    #: caller without one; see :meth:`session_workspace`).
     workspace: Workspace | None = None
     #: The MCP request's channel back to its client when the call came in through
     #: ``codingcode mcp`` (log, progress, sample, elicit, close_sse_stream); else None.
@@ -69,6 +69,15 @@ class ToolExecCtx:
 
     def __post_init__(self) -> None:
         self.project_path = Path(self.project_path).resolve()
+
+    def session_workspace(self) -> Workspace:
+        """The workspace the call runs in. A context made without one (a test, a library
+        caller invoking a tool directly: its own front end) reads the files as they are now."""
+        if self.workspace is None:
+            from codingcode.workspace import Workspace
+
+            return Workspace.load(self.project_path)
+        return self.workspace
 
     def resolve_path(self, path: str | Path) -> Path:
         """Resolve ``path`` against the project root (absolute paths stay as they are)."""

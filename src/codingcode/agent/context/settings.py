@@ -30,11 +30,7 @@ class AgentSettings:
     tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
 
 
-def load_agent_settings(project: Path, settings: Settings | None = None) -> AgentSettings:
-    if settings is None:
-        from codingcode.workspace import workspace_for
-
-        settings = workspace_for(project, None).settings
+def load_agent_settings(project: Path, settings: Settings) -> AgentSettings:
     out = AgentSettings()
     for f, value in settings.sources("appendSystemPrompt"):
         if not isinstance(value, str):

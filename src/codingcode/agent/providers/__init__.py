@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codingcode.agent.model import ModelSpec
@@ -12,13 +11,10 @@ if TYPE_CHECKING:
     from codingcode.config import Settings
 
 
-def make_provider(
-    spec: ModelSpec, *, project: Path | None = None, settings: Settings | None = None
-) -> ModelProvider:
+def make_provider(spec: ModelSpec, *, settings: Settings) -> ModelProvider:
     """The provider for ``spec``, with the ``model_client`` timeouts and retries of the
-    settings (the user's file, and the project's when ``project`` is given; ``settings``:
-    the session's, as its workspace read them)."""
-    client = load_client_settings(project, settings)
+    settings (``settings``: the session's, as its workspace read them)."""
+    client = load_client_settings(settings)
     if spec.provider == "anthropic":
         from codingcode.agent.providers.anthropic_messages import AnthropicProvider
 

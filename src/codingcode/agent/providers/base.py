@@ -10,7 +10,6 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
@@ -167,29 +166,12 @@ RETRY_STATUSES = frozenset({408, 409, 429})
 INITIAL_BACKOFF_S = 1.0
 
 
-def load_client_settings(
-    project: Path | None = None, settings: Settings | None = None
-) -> ModelClientSettings:
-    """The merged ``model_client`` settings (the user's file; the project's too when given;
-    ``settings``: the session's, already read)."""
-    from codingcode.config import SettingsError, merge_values, user_config_dir
+def load_client_settings(settings: Settings) -> ModelClientSettings:
+    """The merged ``model_client`` settings (``settings``: the session's, already read)."""
+    from codingcode.config import SettingsError, merge_values
 
     merged: dict[str, Any] = {}
-    if settings is None and project is not None:
-        from codingcode.workspace import workspace_for
-
-        settings = workspace_for(project, None).settings
-    if settings is not None:
-        sources = [(str(f.path), v) for f, v in settings.sources("model_client")]
-    else:
-        path = user_config_dir() / "settings.json"
-        sources = []
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = None
-        if isinstance(data, dict) and "model_client" in data:
-            sources.append((str(path), data["model_client"]))
+    sources = [(str(f.path), v) for f, v in settings.sources("model_client")]
     for where, value in sources:
         try:
             ModelClientSettings.model_validate(value)

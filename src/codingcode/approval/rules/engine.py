@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -16,10 +16,12 @@ from codingcode.approval.rules.matching import (
     _command_regex,
     _compile,
     _Compiled,
+    _earliest,
     _RuleSet,
 )
 from codingcode.approval.rules.suggest import suggest_rule
 from codingcode.approval.rules.syntax import Rule, split_rule
+from codingcode.approval.shell.cache import BoundedLRU
 from codingcode.tools.declarations import Declaration, Lookup, builtin_declaration
 from codingcode.tools.definition import ArgRole
 
@@ -62,6 +64,9 @@ class RuleEngine:
         self._compiled_cache: dict[int, _Compiled] = {}
         self._plans: dict[str, _ToolPlan] = {}
         self._place_rule_indices: list[int] | None = None
+        #: What the rules say of each command line, but for what its words name on disk
+        #: (see ``_evaluate_command``): bounded by entries and size.
+        self._lines: BoundedLRU[tuple[str, str, str], _LineVerdict] = BoundedLRU(1024, 200_000)
 
     def _compiled(self, i: int) -> _Compiled:
         found = self._compiled_cache.get(i)
@@ -153,6 +158,31 @@ class RuleEngine:
         self, call: ToolCall, plan: _ToolPlan, command: str, call_cwd: Path
     ) -> LayerResult | None:
         cwd = lexical(str(call_cwd), call.project_path)
+        key = (call.tool, command, cwd)
+        line = self._lines.get(key)
+        if line is None:
+            line = self._line_verdict(plan, command, cwd)
+            self._lines.put(key, line, 1 + len(command) // 100 + len(line.path_words))
+        if not line.path_words:
+            return line.result
+        # What the words name on disk is looked at afresh on every call (a name in the
+        # project may have become a link to /etc/shadow since the last one): the rules
+        # matched by their lexical spellings are known, those of their resolved ones not.
+        resolved: list[str] = []
+        for text, word_cwd in line.path_words:
+            found = spellings(text, word_cwd)  # (lexical,) or (lexical, resolved)
+            if len(found) > 1:
+                resolved.append(found[1])
+        if not resolved:
+            return line.lexical_result
+        hit = _earliest(line.lexical_hit, plan.file_restrict.best("shellpath", resolved))
+        if hit is None:
+            return line.result
+        return _combine([*line.winners, hit], line.undecided)
+
+    def _line_verdict(self, plan: _ToolPlan, command: str, cwd: str) -> _LineVerdict:
+        """What the user's rules say of a command line run in ``cwd`` before its words are
+        looked up on disk: a pure function of the text, ``cwd`` and the rules (cached)."""
         analysis = shell.analyze(command, cwd)
         winners: list[_Compiled] = []
         # An allow rule cannot vouch for a line that changes which program runs or what it
@@ -177,26 +207,18 @@ class RuleEngine:
                     undecided = True
             if hit is not None:
                 winners.append(hit)
-        if plan.file_restrict:
-            paths = _command_paths(analysis)
-            if paths:
-                hit = plan.file_restrict.best("shellpath", paths)
-                if hit is not None:
-                    winners.append(hit)
-        if not winners:
-            return None
-        for action in ("deny", "ask"):
-            picked = [w for w in winners if w.rule.action == action]
-            if picked:
-                return _result(min(picked, key=lambda w: w.index))
-        if undecided:
-            return None
-        # Every winner is an allow rule, one per simple command: the call may reach only the
-        # names granted to *each* of its programs (the sandbox cannot tell them apart).
-        shared = set(winners[0].rule.domains)
-        for w in winners[1:]:
-            shared &= set(w.rule.domains)
-        return _result(min(winners, key=lambda w: w.index), frozenset(shared))
+        words = _command_words(analysis) if plan.file_restrict else ()
+        result = _combine(winners, undecided)
+        # The file rules the words' lexical spellings match (pure text, so known now).
+        lexical_hit = (
+            plan.file_restrict.best("shellpath", [lexical(t, c) for t, c in words])
+            if words
+            else None
+        )
+        lexical_result = (
+            result if lexical_hit is None else _combine([*winners, lexical_hit], undecided)
+        )
+        return _LineVerdict(tuple(winners), undecided, words, result, lexical_hit, lexical_result)
 
     # -- always / never ---------------------------------------------------------------
     def suggest(self, call: ToolCall) -> str | None:
@@ -204,8 +226,44 @@ class RuleEngine:
         return suggest_rule(call, found)
 
 
-def _command_paths(analysis: shell.Analysis) -> list[str]:
-    out: list[str] = []
+@dataclass(frozen=True)
+class _LineVerdict:
+    """The user's rules on one command line, but for the paths its words name."""
+
+    winners: tuple[_Compiled, ...]  # the rule each simple command (and the line) matched
+    undecided: bool  # some command matched no rule, or the line is opaque or risky
+    #: (word, cwd) of every word that may name a file, for the file tools' deny/ask rules:
+    #: resolved on every call (empty when there are no such rules).
+    path_words: tuple[tuple[str, str], ...]
+    result: LayerResult | None  # the verdict when no file rule matches those paths
+    #: The first file rule the words' lexical spellings match, and the verdict with it
+    #: (the verdict when no word resolves to another path).
+    lexical_hit: _Compiled | None = None
+    lexical_result: LayerResult | None = None
+
+
+def _combine(winners: Sequence[_Compiled], undecided: bool) -> LayerResult | None:
+    """The verdict of the rules each part of a command line matched."""
+    if not winners:
+        return None
+    for action in ("deny", "ask"):
+        picked = [w for w in winners if w.rule.action == action]
+        if picked:
+            return _result(min(picked, key=lambda w: w.index))
+    if undecided:
+        return None
+    # Every winner is an allow rule, one per simple command: the call may reach only the
+    # names granted to *each* of its programs (the sandbox cannot tell them apart).
+    shared = set(winners[0].rule.domains)
+    for w in winners[1:]:
+        shared &= set(w.rule.domains)
+    return _result(min(winners, key=lambda w: w.index), frozenset(shared))
+
+
+def _command_words(analysis: shell.Analysis) -> tuple[tuple[str, str], ...]:
+    """The words of a line that may name files (arguments and redirect targets known
+    before it runs, options left out), each with the cwd it is read in."""
+    out: list[tuple[str, str]] = []
     for c in analysis.commands:
         cwd = c.cwd
         if cwd is None:
@@ -215,8 +273,8 @@ def _command_paths(analysis: shell.Analysis) -> list[str]:
         for text in texts:
             if not text or shell.DYN in text or text.startswith("-"):
                 continue
-            out.extend(spellings(text, cwd))
-    return out
+            out.append((text, cwd))
+    return tuple(out)
 
 
 def _result(c: _Compiled, domains: frozenset[str] | None = None) -> LayerResult:

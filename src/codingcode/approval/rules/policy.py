@@ -116,11 +116,8 @@ def rules_from_section(
     return rules, parsed.defaultMode
 
 
-def load_policy(project: Path, settings: Settings | None = None) -> Policy:
-    if settings is None:
-        from codingcode.workspace import workspace_for
-
-        settings = workspace_for(project, None).settings
+def load_policy(project: Path, settings: Settings) -> Policy:
+    """The rules and default mode of every settings file (``settings``: the session's)."""
     policy = Policy()
     for f, data, _ in granting_sources(settings, "permissions"):
         rules, mode = rules_from_section(data, f.scope, f.path, f.trusted)

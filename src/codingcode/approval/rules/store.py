@@ -25,7 +25,7 @@ def settings_path_for(scope: Scope, project: Path) -> Path:
     return dict(settings_paths(project))[scope]
 
 
-def _read_json_object(path: Path) -> dict[str, Any]:
+def read_settings_object(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -41,14 +41,18 @@ def _read_json_object(path: Path) -> dict[str, Any]:
     return data
 
 
-def _write_json(
-    path: Path, data: dict[str, Any], project: Path | None = None, trust: TrustStore | None = None
+def write_settings_object(
+    path: Path,
+    data: dict[str, Any],
+    *,
+    project: Path | None = None,
+    trust: TrustStore | None = None,
 ) -> None:
-    """Write a settings file atomically; a project file the user trusted stays trusted."""
+    """Write a settings file atomically. With ``project`` and ``trust`` (the caller's trust
+    records): a project file the user trusted stays trusted."""
     from codingcode.atomic import atomic_write_bytes
-    from codingcode.trust import TrustStore
 
-    store = (trust or TrustStore()) if project is not None else None
+    store = trust if project is not None else None
     was_trusted = True
     if store is not None and project is not None and path.exists():
         was_trusted = store.is_trusted(project, path)
@@ -71,7 +75,7 @@ def add_rule(
     """Append a rule to a settings file (atomically); False if it is already there."""
     check_rule(text, action)
     _compile(Rule(text, action, priority), 0, Path("/"))
-    data = _read_json_object(path)
+    data = read_settings_object(path)
     perms = data.setdefault("permissions", {})
     if not isinstance(perms, dict):
         raise SettingsError(f"Invalid settings in {path}: permissions must be an object.")
@@ -84,13 +88,15 @@ def add_rule(
     if entry in lst:
         return False
     lst.append(entry)
-    _write_json(path, data, project, trust)
+    write_settings_object(path, data, project=project, trust=trust)
     return True
 
 
-def remove_rule(path: Path, text: str, *, project: Path | None = None) -> int:
+def remove_rule(
+    path: Path, text: str, *, project: Path | None = None, trust: TrustStore | None = None
+) -> int:
     """Remove every entry with this rule text from a settings file; how many were removed."""
-    data = _read_json_object(path)
+    data = read_settings_object(path)
     perms = data.get("permissions")
     if not isinstance(perms, dict):
         return 0
@@ -105,7 +111,7 @@ def remove_rule(path: Path, text: str, *, project: Path | None = None) -> int:
         removed += len(lst) - len(keep)
         perms[key] = keep
     if removed:
-        _write_json(path, data, project)
+        write_settings_object(path, data, project=project, trust=trust)
     return removed
 
 

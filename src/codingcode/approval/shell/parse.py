@@ -24,6 +24,7 @@ from functools import lru_cache
 from typing import Any, cast
 
 from codingcode.approval.paths import has_glob, home_dir, lexical
+from codingcode.approval.shell.cache import BoundedLRU
 from codingcode.approval.shell.expand import (
     decode_ansi_c,
     expand_braces,
@@ -101,15 +102,37 @@ class _Ctx:
 
 
 def analyze(command: str, cwd: str) -> Analysis:
-    """Every simple command of ``command`` run in ``cwd``, and what could not be seen."""
-    return _analyze_cached(command, cwd)
+    """Every simple command of ``command`` run in ``cwd``, and what could not be seen.
 
+    A pure function of the text and ``cwd`` (it reads no file; ``$HOME`` is taken as fixed
+    for the process, as :func:`codingcode.approval.paths.lexical` takes it), so it is
+    cached in a cache bounded by entries and by size (ANALYSES). The result is shared:
+    callers read it, never change it."""
+    key = (command, cwd)
+    found = ANALYSES.get(key)
+    if found is None:
+        found = _analyze_fresh(command, cwd)
+        ANALYSES.put(key, found, analysis_weight(command, found))
+    return found
+
+
+#: At most this many analyses, of at most this weight in all (about 40 MB).
+MAX_CACHED_ANALYSES = 2048
+MAX_CACHED_WEIGHT = 400_000
+
+
+def analysis_weight(command: str, analysis: Analysis) -> int:
+    """About the memory an analysis holds, in units of ~100 bytes: its text, its simple
+    commands and their words."""
+    return 1 + len(command) // 100 + sum(2 + len(c.argv) for c in analysis.commands)
+
+
+ANALYSES: BoundedLRU[tuple[str, str], Analysis] = BoundedLRU(MAX_CACHED_ANALYSES, MAX_CACHED_WEIGHT)
 
 _LOCK = threading.Lock()
 
 
-@lru_cache(maxsize=2048)
-def _analyze_cached(command: str, cwd: str) -> Analysis:
+def _analyze_fresh(command: str, cwd: str) -> Analysis:
     out = Analysis()
     if len(command) > MAX_COMMAND_CHARS:
         out.opaque.append(f"the command is longer than {MAX_COMMAND_CHARS} characters")

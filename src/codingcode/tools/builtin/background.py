@@ -380,9 +380,7 @@ class BackgroundProcesses:
 def registry_for(ctx: ToolExecCtx) -> BackgroundProcesses:
     """The background processes of the call's session (made on first use)."""
     if ctx.state.background is None:
-        from codingcode.workspace import workspace_for
-
-        workspace = workspace_for(ctx.project_path, ctx.workspace)
+        workspace = ctx.session_workspace()
         limits = background_limits(workspace.settings)
         safe = re.sub(r"[^A-Za-z0-9._-]", "_", ctx.session_id)[:100] or "session"
         ctx.state.background = BackgroundProcesses(

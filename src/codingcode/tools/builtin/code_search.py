@@ -92,11 +92,9 @@ class CodeSearchSettings(BaseModel):
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=3600)
 
 
-def load_search_settings(project: Path, workspace: Workspace | None = None) -> CodeSearchSettings:
-    from codingcode.workspace import workspace_for
-
+def load_search_settings(workspace: Workspace) -> CodeSearchSettings:
     merged: dict[str, Any] = {}
-    for f, value in workspace_for(project, workspace).settings.sources("code_search"):
+    for f, value in workspace.settings.sources("code_search"):
         try:
             CodeSearchSettings.model_validate(value)
         except ValidationError as exc:
@@ -294,7 +292,7 @@ async def search_code(args: SearchCodeArgs, ctx: ToolExecCtx) -> str:
         "--",
         ".",
     ]
-    settings = load_search_settings(ctx.project_path, ctx.workspace)
+    settings = load_search_settings(ctx.session_workspace())
     results: list[str] = []
     hidden = _Hidden(ctx, ctx.project_path)
 
@@ -418,7 +416,7 @@ async def search_files(args: SearchFilesArgs, ctx: ToolExecCtx) -> str:
         "--",
         ".",
     ]
-    settings = load_search_settings(ctx.project_path, ctx.workspace)
+    settings = load_search_settings(ctx.session_workspace())
     files: list[str] = []
     cut = False
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 
 import anyio
@@ -374,9 +373,9 @@ def _client(timeout_s: float) -> httpx.AsyncClient:
 
 async def fetch_url(args: FetchUrlArgs, ctx: ToolExecCtx) -> str:
     url = parse_http_url(args.url)
-    loaded = load_web_settings(ctx.project_path, ctx.workspace)
+    loaded = load_web_settings(ctx.session_workspace())
     settings = loaded.settings.fetch
-    gate = network_gate(Path(ctx.project_path), ctx.capabilities)
+    gate = network_gate(ctx.session_workspace(), ctx.capabilities)
 
     async def go() -> str:
         async with _client(settings.timeout_s) as client:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codingcode.capabilities import CapabilitySet
 from codingcode.errors import DeniedError
@@ -21,6 +21,9 @@ from codingcode.sandbox.network.domains import (
     first_match,
     normalize_host,
 )
+
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -72,11 +75,11 @@ def _is_ip(text: str) -> bool:
     return True
 
 
-def network_gate(project: Path, capabilities: CapabilitySet | None) -> NetworkGate | None:
+def network_gate(workspace: Workspace, capabilities: CapabilitySet | None) -> NetworkGate | None:
     """The gate for one fetch_url call (None: the sandbox settings restrict nothing here)."""
     from codingcode.sandbox.policy import Network, load_policy
 
-    policy = load_policy(project)
+    policy = load_policy(workspace.root, workspace.settings)
     domains = policy.domains
     if capabilities is not None and capabilities.domains:
         domains = domains.with_grants(sorted(capabilities.domains))

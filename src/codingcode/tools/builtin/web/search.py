@@ -188,7 +188,7 @@ def render_results(query: str, provider: str, results: list[SearchResult]) -> st
 
 
 async def web_search(args: WebSearchArgs, ctx: ToolExecCtx) -> str:
-    loaded = load_web_settings(ctx.project_path, ctx.workspace)
+    loaded = load_web_settings(ctx.session_workspace())
     settings = loaded.settings.search
     try:
         provider = make_provider(settings)

@@ -4,7 +4,6 @@ web_search provider. Both grants are ignored from a project file the user has no
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -66,10 +65,9 @@ class LoadedWebSettings:
         )
 
 
-def load_web_settings(project: Path, workspace: Workspace | None = None) -> LoadedWebSettings:
-    from codingcode.workspace import workspace_for
-
-    settings = workspace_for(project, workspace).settings
+def load_web_settings(workspace: Workspace) -> LoadedWebSettings:
+    """The ``web`` section of the session's settings (untrusted project grants left out)."""
+    settings = workspace.settings
     merged: dict[str, Any] = {}
     scopes: dict[str, Scope] = {}
     search_scope: Scope | None = None
