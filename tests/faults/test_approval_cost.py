@@ -108,11 +108,12 @@ def _settings_with_rules(project: Path, n: int) -> None:
 def _startup_cpu(project: Path) -> tuple[float, str]:
     """Settings read, rules parsed, pipeline built, first decision: best CPU seconds."""
     from codingcode.approval.setup import build_pipeline
+    from codingcode.workspace import Workspace
 
     actions: list[str] = []
 
     def once(_: int) -> None:
-        pipeline, _, _ = build_pipeline(project, audit=False)
+        pipeline, _, _ = build_pipeline(Workspace.load(project), audit=False)
         call = ToolCall("execute_command", {"command": "tool4 sub4 x"}, project.resolve())
         actions.append(pipeline.evaluate(call).action)
 

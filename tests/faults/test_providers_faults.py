@@ -296,3 +296,60 @@ def test_codingcode_run_ends_with_one_line_and_exit_1(
     errors = [line for line in lines if line.startswith("error:")]
     assert len(errors) == 1 and said in errors[0], result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.fixture
+def unaccepting(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A loopback listener whose accept queue is full and never drained: a new connection's
+    SYN is dropped, so connecting hangs (as to a host that does not answer)."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    for _ in range(8):  # fill the queue (its size is backlog + 1 on Linux)
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", port))
+        fillers.append(s)
+    time.sleep(0.2)
+    probe = socket.socket()
+    probe.settimeout(0.5)
+    try:
+        probe.connect(("127.0.0.1", port))
+        hangs = False
+    except (TimeoutError, OSError):
+        hangs = True
+    finally:
+        probe.close()
+    if not hangs:
+        pytest.skip("this kernel accepts connections beyond a full accept queue")
+    url = f"http://127.0.0.1:{port}"
+    monkeypatch.setenv("OPENAI_BASE_URL", url + "/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    yield url
+    for s in fillers:
+        s.close()
+    listener.close()
+
+
+async def test_connect_timeout_bounds_a_peer_that_never_accepts(
+    unaccepting: str, kind: str
+) -> None:
+    provider = make(
+        kind, ModelClientSettings(connect_timeout_s=0.5, read_timeout_s=30, max_retries=1)
+    )
+    start = time.monotonic()
+    with pytest.raises(ModelError) as info:
+        await answer(provider)
+    took = time.monotonic() - start
+    # Two connects of 0.5 s and a ~1 s backoff (~2 s here); the SDKs' own connect timeout
+    # (5 s) would take over 10 s, their read timeout (30 s here; 10 min by default) longer.
+    assert took < 8, took
+    assert "connect 0.5s" in info.value.message
+    assert "\n" not in info.value.message
+    assert "2 attempts" in info.value.message, info.value.message
