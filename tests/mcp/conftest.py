@@ -88,7 +88,7 @@ def listens_on(pid: int, port: int) -> bool:
     return False
 
 
-def started_listening(proc: subprocess.Popen[bytes], port: int, limit_s: float = 20) -> bool:
+def started_listening(proc: subprocess.Popen[bytes], port: int, limit_s: float = 60) -> bool:
     """Wait until ``proc`` itself listens on ``port`` (True), or has exited (False: the port
     was taken meanwhile; start it again on another)."""
     deadline = time.monotonic() + limit_s
