@@ -133,3 +133,32 @@ def test_the_workspace_keeps_the_trust_decision(project: Path, counts: dict[str,
     assert [f.trusted for f in again.settings.files] == [False]
     assert counts["settings_reads"] == before["settings_reads"] + 3
     assert counts["trust_stores"] == before["trust_stores"]
+
+
+def test_the_run_command_with_a_slash_command_reads_settings_and_trust_once(
+    project: Path,
+    fake: FakeModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+    counts: dict[str, int],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The whole front end: `codingcode run "/name ARGS"` finds the command with the same
+    workspace its session then runs in (the lookup reads nothing of its own)."""
+    from codingcode.cli import _register_commands, app
+
+    _model_env(fake, monkeypatch)
+    commands = project / ".codingcode" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "explain.md").write_text("Explain $ARGUMENTS in one line.\n")
+    trust.TrustStore().trust(project)  # the command file is the user's own
+    counts.update(settings_reads=0, trust_stores=0)
+    fake.script = [Step(text="It holds the value.")]
+    _register_commands()
+    # As the codingcode command calls it: the command's exit code comes back.
+    code = app(args=["run", "/explain lib.py", "-p", str(project)], standalone_mode=False)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert out.out.strip() == "It holds the value."
+    assert "Explain lib.py in one line." in json.dumps(fake.bodies()[0])
+    # Three settings files (user, project, local), read once; one trust store.
+    assert counts == {"settings_reads": 3, "trust_stores": 1}

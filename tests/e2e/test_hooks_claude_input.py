@@ -6,20 +6,17 @@ documentation shows (bash + jq, python reading JSON on stdin)."""
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.agent.fake_model import FakeModelServer, Step, tool_results
 from tests.e2e.test_agent_run import env_for, run
+from tests.e2e.test_hooks_lifecycle import command, needs_jq, script, user_hooks
 
 pytestmark = pytest.mark.e2e
-
-needs_jq = pytest.mark.skipif(shutil.which("jq") is None, reason="jq is not installed")
 
 
 @pytest.fixture
@@ -27,23 +24,6 @@ def fake() -> Iterator[FakeModelServer]:
     server = FakeModelServer()
     yield server
     server.close()
-
-
-def user_hooks(tmp_path: Path, hooks: dict[str, Any]) -> None:
-    config = tmp_path / "user-config"
-    config.mkdir(exist_ok=True)
-    (config / "settings.json").write_text(json.dumps({"hooks": hooks}))
-
-
-def script(tmp_path: Path, name: str, text: str) -> str:
-    path = tmp_path / name
-    path.write_text(text)
-    path.chmod(0o755)
-    return str(path)
-
-
-def command(path: str, matcher: str = "") -> list[dict[str, Any]]:
-    return [{"matcher": matcher, "hooks": [{"type": "command", "command": path, "timeout": 30}]}]
 
 
 #: Claude Code's "protect sensitive files" PreToolUse example, in Python: reads
@@ -218,34 +198,10 @@ def test_continue_false_from_pre_compact_stops_before_the_next_model_turn(
     project: Path, fake: FakeModelServer, tmp_path: Path
 ) -> None:
     from tests.agent.fake_model import system_text
+    from tests.e2e.test_hooks_subagent_compact import must_compact
 
     hook = stop_script(tmp_path, "compact", "context is full: start a new session")
-    config = tmp_path / "user-config"
-    config.mkdir(exist_ok=True)
-    (config / "settings.json").write_text(
-        json.dumps(
-            {
-                "contextWindow": 8_000,
-                "toolOutputLimit": 6_000,
-                "hooks": {"PreCompact": command(hook, "auto")},
-            }
-        )
-    )
-    for i in range(3):
-        text = "".join(f"file {i} line {n:04d} " + "x" * 40 + "\n" for n in range(300))
-        (project / f"big{i}.txt").write_text(text)
-    turns = {"n": 0}
-
-    def step(body: dict[str, Any]) -> Step:
-        if "You summarise" in system_text(body):
-            return Step(text="Summary: read big files.")
-        turns["n"] += 1
-        if turns["n"] <= 8:
-            return Step(tool_calls=[("read_file", {"path": f"big{turns['n'] % 3}.txt"})])
-        return Step(text="All read.")
-
-    fake.script = [step] * 40
-    fake.context_window = 8_000
+    must_compact(project, fake, tmp_path, hook)
     result = run(["run", "read them"], project, env_for(fake, "anthropic", tmp_path), 240)
     assert result.returncode == 1, result.stderr
     assert "A PreCompact hook stopped the agent: context is full" in result.stderr

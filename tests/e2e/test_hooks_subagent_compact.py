@@ -29,6 +29,34 @@ def fake() -> Iterator[FakeModelServer]:
     server.close()
 
 
+def must_compact(project: Path, fake: FakeModelServer, tmp_path: Path, hook: str) -> None:
+    """A run that must compact on its own (a small window, big reads), ``hook`` its
+    PreCompact hook."""
+    user_settings(
+        tmp_path,
+        {
+            "contextWindow": 8_000,
+            "toolOutputLimit": 6_000,
+            "hooks": {"PreCompact": command(hook, "auto")},
+        },
+    )
+    for i in range(3):
+        text = "".join(f"file {i} line {n:04d} " + "x" * 40 + "\n" for n in range(300))
+        (project / f"big{i}.txt").write_text(text)
+    turns = {"n": 0}
+
+    def step(body: dict[str, Any]) -> Step:
+        if "You summarise" in system_text(body):
+            return Step(text="Summary: read big files.")
+        turns["n"] += 1
+        if turns["n"] <= 8:
+            return Step(tool_calls=[("read_file", {"path": f"big{turns['n'] % 3}.txt"})])
+        return Step(text="All read.")
+
+    fake.script = [step] * 40
+    fake.context_window = 8_000
+
+
 def user_settings(tmp_path: Path, values: dict[str, Any]) -> None:
     config = tmp_path / "user-config"
     config.mkdir(exist_ok=True)
@@ -83,29 +111,7 @@ def test_pre_compact_runs_before_an_automatic_compaction(
         "precompact.sh",
         f'#!/bin/bash\ninput=$(cat)\necho "$input" >> {log}\n',
     )
-    user_settings(
-        tmp_path,
-        {
-            "contextWindow": 8_000,
-            "toolOutputLimit": 6_000,
-            "hooks": {"PreCompact": command(hook, "auto")},
-        },
-    )
-    for i in range(3):
-        text = "".join(f"file {i} line {n:04d} " + "x" * 40 + "\n" for n in range(300))
-        (project / f"big{i}.txt").write_text(text)
-    turns = {"n": 0}
-
-    def step(body: dict[str, Any]) -> Step:
-        if "You summarise" in system_text(body):
-            return Step(text="Summary: read big files.")
-        turns["n"] += 1
-        if turns["n"] <= 8:
-            return Step(tool_calls=[("read_file", {"path": f"big{turns['n'] % 3}.txt"})])
-        return Step(text="All read.")
-
-    fake.script = [step] * 40
-    fake.context_window = 8_000
+    must_compact(project, fake, tmp_path, hook)
     result = run(["run", "read them"], project, env_for(fake, "anthropic", tmp_path), 240)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "All read."
