@@ -237,3 +237,18 @@ def _uncached(command: str, cwd: str) -> Any:
             yield from (f for f in step.fn(*step.args) if f[0] not in step.drop)
         else:
             yield step
+
+
+def test_a_resolution_after_a_decision_is_fresh(tmp_path: Path) -> None:
+    """The per-decision symlink memo ends with the decision: a later resolution (a network
+    grant's match, the sandbox's containment check) sees the link as it is now."""
+    from codingcode.approval.paths import spellings
+
+    project = (tmp_path / "p").resolve()
+    (project / "inside").mkdir(parents=True)
+    link = project / "data"
+    link.symlink_to(project / "inside")
+    RuleEngine([], project).evaluate(ToolCall("read_file", {"path": "data/x"}, project))
+    link.unlink()
+    link.symlink_to("/etc")
+    assert spellings("data/x", str(project))[-1] == "/etc/x"

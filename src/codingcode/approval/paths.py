@@ -179,6 +179,11 @@ def begin_decision() -> None:
     _decision.cache = {}
 
 
+def end_decision() -> None:
+    """End it: a resolution outside a decision is fresh every time (never the last one's)."""
+    _decision.cache = None
+
+
 def spellings(path: str, cwd: str | Path) -> tuple[str, ...]:
     """The lexical form and the symlink-resolved form (one if they agree)."""
     cwd_s = cwd if isinstance(cwd, str) else str(cwd)

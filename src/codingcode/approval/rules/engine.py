@@ -10,7 +10,7 @@ from pathlib import Path
 
 from codingcode.approval import presets, shell
 from codingcode.approval.call import RULES, LayerResult, ToolCall
-from codingcode.approval.paths import begin_decision, lexical, spellings
+from codingcode.approval.paths import begin_decision, end_decision, lexical, spellings
 from codingcode.approval.roles import call_roles, first_with
 from codingcode.approval.rules.matching import (
     _command_regex,
@@ -119,6 +119,12 @@ class RuleEngine:
     # -- the layer ------------------------------------------------------------------
     def evaluate(self, call: ToolCall) -> LayerResult:
         begin_decision()
+        try:
+            return self._evaluate(call)
+        finally:
+            end_decision()
+
+    def _evaluate(self, call: ToolCall) -> LayerResult:
         roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
         cwd = call.cwd_for(roles)
         verdict = presets.check(call.tool, call.args, call.project_path, cwd, roles)
