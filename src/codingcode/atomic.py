@@ -151,6 +151,23 @@ def _shown(path: Path) -> str:
     return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
 
 
+def flock_within(fd: int, max_wait: float) -> bool:
+    """Take an exclusive ``flock`` on ``fd`` from synchronous code, waiting at most
+    ``max_wait`` seconds for another process (False then). A poll like :func:`file_lock`'s:
+    Ctrl-C ends the wait at once (the sleep is interruptible)."""
+    deadline = time.monotonic() + max_wait
+    pause = _POLL_MIN_S
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+        time.sleep(pause)
+        pause = min(pause * 2, _POLL_MAX_S)
+
+
 @contextlib.asynccontextmanager
 async def file_lock(
     path: Path | str,

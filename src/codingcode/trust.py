@@ -17,7 +17,6 @@ When codingcode itself writes such a file for the user (an "always" answer saved
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codingcode.atomic import atomic_write_bytes
+from codingcode.atomic import atomic_write_bytes, flock_within
 from codingcode.dirs import user_state_dir
 from codingcode.errors import AgentError, ErrorKind
 
@@ -186,26 +185,15 @@ class TrustStore:
             raise self._cannot_write(exc) from None
 
     def _wait_for(self, lock: int) -> None:
-        """Take the records' lock, waiting at most LOCK_TIMEOUT_S for another process.
+        """Take the records' lock, waiting at most LOCK_TIMEOUT_S for another process (a
+        poll: a hung holder costs a bounded wait and one clear error; Ctrl-C ends it)."""
 
-        A poll, not a blocking ``flock``: a hung holder costs a bounded wait and one clear
-        error, and Ctrl-C ends the wait at once (the sleep is interruptible).
-        """
-        deadline = time.monotonic() + LOCK_TIMEOUT_S
-        pause = 0.002
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise TrustStoreError(
-                        f"the trust records ({self.path}) have been locked by another "
-                        f"codingcode process for over {LOCK_TIMEOUT_S:g} s; nothing was "
-                        "changed. If that process is stuck, stop it, then try again."
-                    ) from None
-            time.sleep(pause)
-            pause = min(pause * 2, 0.05)
+        if not flock_within(lock, LOCK_TIMEOUT_S):
+            raise TrustStoreError(
+                f"the trust records ({self.path}) have been locked by another "
+                f"codingcode process for over {LOCK_TIMEOUT_S:g} s; nothing was "
+                "changed. If that process is stuck, stop it, then try again."
+            )
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[dict[str, Any]]:
