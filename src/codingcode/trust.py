@@ -187,7 +187,6 @@ class TrustStore:
     def _wait_for(self, lock: int) -> None:
         """Take the records' lock, waiting at most LOCK_TIMEOUT_S for another process (a
         poll: a hung holder costs a bounded wait and one clear error; Ctrl-C ends it)."""
-
         if not flock_within(lock, LOCK_TIMEOUT_S):
             raise TrustStoreError(
                 f"the trust records ({self.path}) have been locked by another "
