@@ -26,15 +26,15 @@ from typing import Any, Literal, TypedDict
 import anyio
 
 from codingcode.approval.confirm import Answer, Confirmer, ConfirmRequest, Reply
-from codingcode.approval.hooks import (
+from codingcode.approval.pipeline import PERMISSION_HOOK, LayerResult, PermissionHooks, ToolCall
+from codingcode.errors import AgentError, ErrorKind
+from codingcode.hooks.pre_tool_use import (
     CommandHook,
     HookBus,
     hook_tool_input,
     matcher_matches,
     run_hook_process,
 )
-from codingcode.approval.pipeline import PERMISSION_HOOK, LayerResult, PermissionHooks, ToolCall
-from codingcode.errors import AgentError, ErrorKind
 
 #: Events whose exit code 2 / ``decision: block`` means something (the rest only report).
 BLOCKING = frozenset({"PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop"})

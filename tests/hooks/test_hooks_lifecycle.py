@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codingcode.approval.hooks import CommandHook, HookBus, matcher_matches
-from codingcode.approval.lifecycle import HookEvent, LifecycleHooks, post_tool_use
 from codingcode.approval.pipeline import ToolCall
 from codingcode.config import Scope
 from codingcode.errors import AgentError
+from codingcode.hooks.lifecycle import HookEvent, LifecycleHooks, post_tool_use
+from codingcode.hooks.pre_tool_use import CommandHook, HookBus, matcher_matches
 
 pytestmark = pytest.mark.anyio
 
@@ -228,7 +228,7 @@ def test_slash_hooks_shows_them(
 
     from rich.console import Console
 
-    from codingcode.cli.slash import SlashHandler
+    from codingcode.tui.slash import SlashHandler
 
     monkeypatch.setenv("CODINGCODE_CONFIG_DIR", str(tmp_path / "cfg"))
     (tmp_path / "cfg").mkdir()
@@ -245,7 +245,7 @@ def test_slash_hooks_shows_them(
 
 
 def test_pre_tool_use_accepts_claude_code_answers() -> None:
-    from codingcode.approval.hooks import parse_hook_output
+    from codingcode.hooks.pre_tool_use import parse_hook_output
 
     assert parse_hook_output('{"decision": "block", "reason": "r"}', "x").decision == "deny"
     assert parse_hook_output('{"decision": "approve"}', "x").decision == "allow"
@@ -287,7 +287,7 @@ async def test_many_hooks_and_huge_output_stay_bounded(project: Path) -> None:
 async def test_python_payloads_have_exactly_their_typed_fields(project: Path) -> None:
     from typing import get_type_hints
 
-    from codingcode.approval.lifecycle import PAYLOADS, permission_layer
+    from codingcode.hooks.lifecycle import PAYLOADS, permission_layer
 
     bus = HookBus()
     got: dict[str, dict[str, Any]] = {}

@@ -6,15 +6,15 @@
 files through the approval pipeline.
 """
 
-from codingcode.commands.registry import (
+from codingcode.custom_commands.registry import (
     CommandPrompt,
     CommandRegistry,
     MarkdownCommand,
     SlashCommand,
     expand_arguments,
 )
-from codingcode.commands.render import prepare_command
-from codingcode.commands.skills import commands_of
+from codingcode.custom_commands.render import prepare_command
+from codingcode.custom_commands.skills import commands_of
 
 __all__ = [
     "CommandPrompt",

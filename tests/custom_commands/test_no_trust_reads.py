@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from codingcode import trust
-from codingcode.commands import CommandRegistry, commands_of
-from codingcode.commands.invoke import find_invocation
+from codingcode.custom_commands import CommandRegistry, commands_of
+from codingcode.custom_commands.invoke import find_invocation
 from codingcode.skills.install import install_skills
 from codingcode.skills.loader import load_skills
 from codingcode.tools.service import ToolService

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codingcode.commands.registry import CommandPrompt, CommandRegistry, MarkdownCommand
 from codingcode.config import Scope
+from codingcode.custom_commands.registry import CommandPrompt, CommandRegistry, MarkdownCommand
 from codingcode.skills.loader import Skill
 from codingcode.skills.tools import skill_text
 

@@ -12,8 +12,8 @@ from rich.console import Console
 
 from codingcode.agent import open_session, parse_model
 from codingcode.agent.session import AgentSession
-from codingcode.cli import slash
-from codingcode.commands import CommandRegistry
+from codingcode.custom_commands import CommandRegistry
+from codingcode.tui import slash
 from tests.agent.fake_model import FakeModelServer, Step
 
 

@@ -9,10 +9,10 @@ import anyio
 from rich.console import Console
 
 from codingcode.agent.session import AgentSession
-from codingcode.cli import slash
-from codingcode.commands import CommandPrompt, commands_of
 from codingcode.config import user_config_dir
-from tests.cli.test_slash import session
+from codingcode.custom_commands import CommandPrompt, commands_of
+from codingcode.tui import slash
+from tests.tui.test_slash import session
 
 __all__ = ["session"]
 

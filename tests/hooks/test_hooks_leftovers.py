@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codingcode.approval.hooks import HookBus, matcher_matches
-from codingcode.approval.lifecycle import HookEvent
 from codingcode.errors import AgentError
+from codingcode.hooks.lifecycle import HookEvent
+from codingcode.hooks.pre_tool_use import HookBus, matcher_matches
 from codingcode.runner import build_runner
 
 
@@ -75,7 +75,7 @@ async def test_post_tool_use_sees_a_failed_call(project: Path) -> None:
 
 @pytest.mark.anyio
 async def test_suppress_output_keeps_a_hooks_words_from_the_user(project: Path) -> None:
-    from codingcode.approval.lifecycle import LifecycleHooks
+    from codingcode.hooks.lifecycle import LifecycleHooks
 
     shown: list[str] = []
     bus = HookBus()

@@ -14,7 +14,7 @@ from prompt_toolkit.input.typeahead import get_typeahead
 from prompt_toolkit.input.vt100 import Vt100Input
 from prompt_toolkit.keys import Keys
 
-from codingcode.cli.keys import ESC_WAIT_S, TurnKeys
+from codingcode.tui.keys import ESC_WAIT_S, TurnKeys
 
 
 @pytest.fixture

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from codingcode.agent.session import AgentSession
-    from codingcode.commands import CommandRegistry
+    from codingcode.custom_commands import CommandRegistry
 
 COMMANDS: dict[str, str] = {
     "/help": "this list",
@@ -87,7 +87,7 @@ def help_text() -> str:
 
 class SlashHandler:
     def __init__(self, console: Console, session: AgentSession) -> None:
-        from codingcode.commands import commands_of
+        from codingcode.custom_commands import commands_of
 
         self.console = console
         self.session = session
@@ -153,7 +153,7 @@ class SlashHandler:
         approval pipeline), sent with its ``allowed-tools`` limit and ``model``."""
         from codingcode.agent.model import ModelError, parse_model
         from codingcode.agent.providers import make_provider
-        from codingcode.commands.invoke import Invocation
+        from codingcode.custom_commands.invoke import Invocation
 
         session = self.session
         invocation = Invocation(command, arguments)
@@ -359,7 +359,7 @@ class SlashHandler:
         self.console.print(text, markup=False, highlight=False)
 
     def cmd_skills(self, arg: str) -> None:
-        from codingcode.commands.skills import skills_listing
+        from codingcode.custom_commands.skills import skills_listing
 
         self.console.print(
             skills_listing(self.session.skills, self.session.skill_notes),

@@ -8,11 +8,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codingcode.commands import CommandPrompt, CommandRegistry, MarkdownCommand, expand_arguments
-from codingcode.commands.invoke import find_invocation, is_command_line
-from codingcode.commands.registry import MAX_COMMAND_BYTES
-from codingcode.commands.render import plain_output
 from codingcode.config import Scope, user_config_dir
+from codingcode.custom_commands import (
+    CommandPrompt,
+    CommandRegistry,
+    MarkdownCommand,
+    expand_arguments,
+)
+from codingcode.custom_commands.invoke import find_invocation, is_command_line
+from codingcode.custom_commands.registry import MAX_COMMAND_BYTES
+from codingcode.custom_commands.render import plain_output
 from codingcode.errors import InvalidArgumentsError
 from codingcode.trust import TrustStore
 from codingcode.workspace import Workspace
@@ -159,7 +164,7 @@ def skill_file(base: Path, name: str, extra: str = "") -> None:
 async def test_skills_are_slash_commands_and_win_over_a_command_of_their_name(
     project: Path,
 ) -> None:
-    from codingcode.commands.skills import SkillCommand, add_skills, skills_listing
+    from codingcode.custom_commands.skills import SkillCommand, add_skills, skills_listing
     from codingcode.skills.loader import load_skills
 
     skills = project / ".codingcode" / "skills"
@@ -190,7 +195,7 @@ async def test_skills_are_slash_commands_and_win_over_a_command_of_their_name(
 
 
 def test_a_project_skill_never_shadows_the_users_own_command(project: Path) -> None:
-    from codingcode.commands.skills import add_skills
+    from codingcode.custom_commands.skills import add_skills
     from codingcode.skills.loader import load_skills
 
     skill_file(project / ".codingcode" / "skills", "deploy")

@@ -6,9 +6,9 @@ import difflib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from codingcode.commands.registry import CommandPrompt, CommandRegistry, SlashCommand
-from codingcode.commands.render import Notify, prepare_command
-from codingcode.commands.skills import add_skills
+from codingcode.custom_commands.registry import CommandPrompt, CommandRegistry, SlashCommand
+from codingcode.custom_commands.render import Notify, prepare_command
+from codingcode.custom_commands.skills import add_skills
 from codingcode.errors import InvalidArgumentsError
 from codingcode.skills.loader import load_skills
 

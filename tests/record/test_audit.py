@@ -15,7 +15,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from codingcode.approval.audit import (
+from codingcode.approval.pipeline import LayerResult, ToolCall
+from codingcode.errors import AgentError, DeniedError, ToolTimeoutError
+from codingcode.record.audit import (
     MIGRATIONS,
     SCHEMA_VERSION,
     AuditLog,
@@ -25,8 +27,6 @@ from codingcode.approval.audit import (
     safe_text,
     shorten,
 )
-from codingcode.approval.pipeline import LayerResult, ToolCall
-from codingcode.errors import AgentError, DeniedError, ToolTimeoutError
 
 
 def test_records_and_queries(tmp_path: Path, project: Path) -> None:
@@ -55,7 +55,7 @@ def test_shorten() -> None:
 WRITER = """
 import sys
 from pathlib import Path
-from codingcode.approval.audit import AuditLog
+from codingcode.record.audit import AuditLog
 from codingcode.approval.pipeline import LayerResult, ToolCall
 log = AuditLog(Path(sys.argv[1]))
 for i in range(50):

@@ -168,7 +168,7 @@ class HookBus:
 
     pre_tool_use: list[tuple[str, PythonHook]] = field(default_factory=list)
     listeners: dict[str, list[Listener]] = field(default_factory=dict)
-    #: Python hooks of the other events (codingcode.approval.lifecycle), by event name.
+    #: Python hooks of the other events (codingcode.hooks.lifecycle), by event name.
     hooks: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
     #: ``continue: false`` answers of any event, by session id: the message for the user.
     stops: dict[str, str] = field(default_factory=dict)

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codingcode.commands.registry import CommandPrompt, SlashCommand
+from codingcode.custom_commands.registry import CommandPrompt, SlashCommand
 from codingcode.errors import AgentError
 from codingcode.skills.limits import ToolLimit
 

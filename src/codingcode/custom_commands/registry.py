@@ -17,7 +17,7 @@ name, as in Claude Code. ``$ARGUMENTS`` is everything after the name, ``$1``, ``
 words of it (shell quoting respected); a body that names neither gets ``ARGUMENTS: …``
 appended. ``!`cmd``` runs ``cmd`` through the approval pipeline and puts its output in its
 place; ``@path`` attaches that file (read through the pipeline too). Both happen in
-:mod:`codingcode.commands.render`, so this module stays pure: a registry of named prompt
+:mod:`codingcode.custom_commands.render`, so this module stays pure: a registry of named prompt
 templates other front ends can use (the MCP server serves them as prompts; the MCP client
 adds ``/server:prompt`` entries through :meth:`CommandRegistry.register`).
 

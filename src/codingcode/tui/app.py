@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 import typer
 
 from codingcode.cli.agent_commands import cli_session, depth_of, summarize_args
-from codingcode.cli.keys import TurnKeys
 from codingcode.cli.tool_commands import check_mode, project_dir
 from codingcode.tools.declarations import Lookup, builtin_declaration, lookup
+from codingcode.tui.keys import TurnKeys
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -458,7 +458,7 @@ async def _prompt_loop(
         else:
             event.app.exit(exception=KeyboardInterrupt)  # type: ignore[attr-defined]
 
-    from codingcode.cli import slash
+    from codingcode.tui import slash
 
     @bindings.add("escape", "escape")
     def rewind_list(event: object) -> None:

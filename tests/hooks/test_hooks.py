@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from codingcode.approval.hooks import CommandHook, load_command_hooks, run_command_hook
 from codingcode.approval.pipeline import ToolCall
 from codingcode.config import Scope, SettingsError, load_settings
+from codingcode.hooks.pre_tool_use import CommandHook, load_command_hooks, run_command_hook
 from codingcode.runner import build_runner
 
 pytestmark = pytest.mark.anyio

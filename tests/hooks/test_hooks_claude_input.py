@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codingcode.approval.hooks import (
+from codingcode.approval.pipeline import ToolCall
+from codingcode.hooks.lifecycle import HookEvent, LifecycleHooks, post_tool_use
+from codingcode.hooks.pre_tool_use import (
     HookAnswer,
     HookBus,
     PreToolUseHooks,
@@ -18,8 +20,6 @@ from codingcode.approval.hooks import (
     hook_tool_input,
     parse_hook_output,
 )
-from codingcode.approval.lifecycle import HookEvent, LifecycleHooks, post_tool_use
-from codingcode.approval.pipeline import ToolCall
 
 ROOT = Path("/work/proj")
 
