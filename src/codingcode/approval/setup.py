@@ -146,7 +146,7 @@ def sandbox_contains(
     """``approvals.autoAllowSandboxed``: a command tool's call the sandbox fully contains —
     the sandbox is on and enforced, no network, writes only to the project (no extra
     writable roots), run from inside the project."""
-    from codingcode.approval.paths import is_inside
+    from codingcode.paths import is_inside
 
     verdict: dict[str, bool] = {}
 

@@ -25,8 +25,8 @@ import re
 import shlex
 from typing import Any
 
-from codingcode.approval.shell.expand import decode_ansi_c
-from codingcode.approval.shell.model import DYN, Command, Word, literal_word
+from codingcode.shell.expand import decode_ansi_c
+from codingcode.shell.model import DYN, Command, Word, literal_word
 
 Part = tuple[str, Any]
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, cast
 
-from codingcode.approval.paths import has_glob, home_dir, lexical
-from codingcode.approval.shell.cache import BoundedLRU
-from codingcode.approval.shell.expand import (
+from codingcode.paths import has_glob, home_dir, lexical
+from codingcode.shell.cache import BoundedLRU
+from codingcode.shell.expand import (
     decode_ansi_c,
     expand_braces,
     expand_tilde,
@@ -33,7 +33,7 @@ from codingcode.approval.shell.expand import (
     unescape_double,
     unescape_unquoted,
 )
-from codingcode.approval.shell.model import (
+from codingcode.shell.model import (
     DYN,
     MAX_COMMAND_CHARS,
     MAX_COMMANDS,
@@ -48,7 +48,7 @@ from codingcode.approval.shell.model import (
     join_words,
     literal_word,
 )
-from codingcode.approval.shell.programs import (
+from codingcode.shell.programs import (
     DOWNLOADERS,
     NON_RUNNERS,
     RISKY_VARIABLES,
@@ -58,8 +58,8 @@ from codingcode.approval.shell.programs import (
     invocation,
     is_interpreter,
 )
-from codingcode.approval.shell.runners import code_parts, look_inside, makefile_scripts
-from codingcode.approval.shell.wrappers import env_pairs, unwrap
+from codingcode.shell.runners import code_parts, look_inside, makefile_scripts
+from codingcode.shell.wrappers import env_pairs, unwrap
 
 
 # -- the parser -----------------------------------------------------------------------
@@ -105,7 +105,7 @@ def analyze(command: str, cwd: str) -> Analysis:
     """Every simple command of ``command`` run in ``cwd``, and what could not be seen.
 
     A pure function of the text and ``cwd`` (it reads no file; ``$HOME`` is taken as fixed
-    for the process, as :func:`codingcode.approval.paths.lexical` takes it), so it is
+    for the process, as :func:`codingcode.paths.lexical` takes it), so it is
     cached in a cache bounded by entries and by size (ANALYSES). The result is shared:
     callers read it, never change it."""
     key = (command, cwd)

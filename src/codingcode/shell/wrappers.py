@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, replace
 
-from codingcode.approval.shell.model import DYN, Command, Word, literal_word
+from codingcode.shell.model import DYN, Command, Word, literal_word
 
 
 # -- wrappers ---------------------------------------------------------------------------

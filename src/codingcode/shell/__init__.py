@@ -6,13 +6,13 @@
 - :mod:`.programs` — shells, interpreters and downloaders, and how they get their code;
 - :mod:`.model` — what the analysis produces (:class:`Analysis`, :class:`Command`, :class:`Word`).
 
-``from codingcode.approval.shell import analyze, Command, ...`` keeps working.
+``from codingcode.shell import analyze, Command, ...`` keeps working.
 """
 
 from __future__ import annotations
 
-from codingcode.approval.shell.expand import decode_ansi_c, expand_braces
-from codingcode.approval.shell.model import (
+from codingcode.shell.expand import decode_ansi_c, expand_braces
+from codingcode.shell.model import (
     DYN,
     MAX_COMMAND_CHARS,
     MAX_DEPTH,
@@ -23,8 +23,8 @@ from codingcode.approval.shell.model import (
     Word,
     literal_word,
 )
-from codingcode.approval.shell.parse import analyze
-from codingcode.approval.shell.programs import (
+from codingcode.shell.parse import analyze
+from codingcode.shell.programs import (
     CODE_FLAGS,
     DOWNLOADERS,
     INTERPRETERS,
@@ -37,7 +37,7 @@ from codingcode.approval.shell.programs import (
     code_flags,
     is_interpreter,
 )
-from codingcode.approval.shell.wrappers import WRAPPERS
+from codingcode.shell.wrappers import WRAPPERS
 
 __all__ = [
     "CODE_FLAGS",

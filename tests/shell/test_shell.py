@@ -7,7 +7,7 @@ import shlex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codingcode.approval.shell import DYN, analyze, decode_ansi_c, expand_braces
+from codingcode.shell import DYN, analyze, decode_ansi_c, expand_braces
 
 
 def programs(command: str, cwd: str = "/p") -> list[str | None]:

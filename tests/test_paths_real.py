@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codingcode.approval.paths import _real
+from codingcode.paths import _real
 
 NAMES = ["a", "b", "c", ".x", "..y"]
 KINDS = ["dir", "file", "link-up", "link-dir", "link-file", "dangling", "loop", "absent"]

@@ -4,7 +4,7 @@ which of two nested commands is walked first changes what is found twice."""
 
 from __future__ import annotations
 
-from codingcode.approval.shell.parse import _analyze_fresh
+from codingcode.shell.parse import _analyze_fresh
 
 TEXTS = [
     "import os; print(sorted(k for k in os.environ if k in {'A', 'B'}))",

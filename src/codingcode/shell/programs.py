@@ -6,8 +6,8 @@ import posixpath
 from dataclasses import dataclass
 from functools import lru_cache
 
-from codingcode.approval.paths import lexical
-from codingcode.approval.shell.model import DYN, Command, Word, literal_word
+from codingcode.paths import lexical
+from codingcode.shell.model import DYN, Command, Word, literal_word
 
 SHELLS = frozenset(
     {
