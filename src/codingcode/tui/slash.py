@@ -344,7 +344,7 @@ class SlashHandler:
         for r in rules:
             where = r.source or "built in"
             ignored = "" if r.trusted or r.action != "allow" else "  (ignored: untrusted)"
-            self.console.print(f"{r.action:<5} {r.text}  [{where}]{ignored}", markup=False)
+            self.console.print(f"{r.action:<5} {r.shown}  [{where}]{ignored}", markup=False)
         if not rules:
             self.console.print("No rules of your own; the nine preset rules always apply.")
 
