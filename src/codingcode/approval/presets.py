@@ -31,7 +31,7 @@ from codingcode.paths import (
 )
 from codingcode.paths import spellings as classify_spellings
 from codingcode.shell.cache import BoundedLRU
-from codingcode.shell.parse import OPAQUE_STDIN
+from codingcode.shell.nested import OPAQUE_STDIN
 from codingcode.tools.definition import ArgRole
 
 
