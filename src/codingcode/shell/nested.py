@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from codingcode.paths import lexical
+from codingcode.shell import flow
 from codingcode.shell.context import Ctx, deeper
 from codingcode.shell.model import MAX_DEPTH, Command, Redirect, Stdin, Word, literal_word
 from codingcode.shell.programs import (
@@ -136,10 +137,14 @@ def emit(walker: Walker, cmd: Command, ctx: Ctx) -> None:
         joined = [w for w in cmd.argv[1:]]
         if any(w.download for w in joined):
             out.downloads_into_shell.append("eval of a downloaded script")
+        ran: Ctx | None = None
         if any(w.dynamic for w in joined):
             walker.mark_opaque(cmd, "eval runs text only known at run time")
         elif joined:
-            walker.nested_script(literal_word(" ".join(w.text for w in joined)), cmd, ctx, "eval")
+            text = literal_word(" ".join(w.text for w in joined))
+            ran = walker.nested_script(text, cmd, ctx, "eval")
+        if not cmd.via:
+            flow.call(walker, "eval", [], ctx, ran)
         return
     if prog in SHELLS or (prog is not None and is_interpreter(prog)):
         walker.add(cmd)
@@ -164,11 +169,14 @@ def emit(walker: Walker, cmd: Command, ctx: Ctx) -> None:
         if cmd.stdin and cmd.stdin.download:
             out.downloads_into_shell.append(f"{prog} of a downloaded script")
         target = cmd.argv[1] if len(cmd.argv) > 1 else None
+        ran = None
         if target is not None:
-            if target.text in ("/dev/stdin", "/proc/walker/fd/0", "/dev/fd/0"):
+            if target.text in ("/dev/stdin", "/proc/self/fd/0", "/dev/fd/0"):
                 walker.shell_stdin(cmd, ctx, prog)
             else:
-                walker.run_file(target, cmd, ctx, prog)
+                ran = walker.run_file(target, cmd, ctx, prog)
+        if not cmd.via:
+            flow.call(walker, prog, [], ctx, ran)  # it may have changed anything
         return
     if prog == "alias":
         # With expand_aliases an alias runs its value: look at it as a command line.
@@ -201,22 +209,24 @@ def emit(walker: Walker, cmd: Command, ctx: Ctx) -> None:
         walker.speculate(cmd)
 
 
-def run_file(walker: Walker, w: Word, cmd: Command, ctx: Ctx, via: str) -> None:
-    """``cmd`` runs the script file ``w`` (source, bash FILE, ./FILE, BASH_ENV=FILE)."""
+def run_file(walker: Walker, w: Word, cmd: Command, ctx: Ctx, via: str) -> Ctx | None:
+    """``cmd`` runs the script file ``w`` (source, bash FILE, ./FILE, BASH_ENV=FILE); the
+    context after it, when its text is known."""
     cwd = cmd.cwd
     if w.download:
         walker.out.downloads_into_shell.append(f"{via} runs a downloaded script")
-        return
+        return None
     if walker.written(w, cwd):
         content = walker.file_content(w, cwd or "/")
         if content is None:
             walker.opaque(f"{via} runs a file this command writes, whose content is unknown")
-            return
-        walker.nested_script(literal_word(content), cmd, ctx, via)
+            return None
+        return walker.nested_script(literal_word(content), cmd, ctx, via)
     elif w.dynamic or w.subst:
         walker.opaque(f"{via} runs a script whose name or content is only known at run time")
     elif via in SOURCED_VARIABLES:
         walker.opaque(f"{via} makes every shell started here run {w.text}")
+    return None
 
 
 def speculate(walker: Walker, cmd: Command) -> None:
@@ -387,12 +397,13 @@ def shell_like(walker: Walker, cmd: Command, ctx: Ctx, prog: str) -> None:
 
 def nested_script(
     walker: Walker, code: Word, cmd: Command, ctx: Ctx, via: str, *, stdin_used: bool = False
-) -> None:
+) -> Ctx | None:
+    """Walk ``code``, run by ``cmd``; the context it ends in (None: not walked)."""
     if code.dynamic:
         if code.download:
             walker.out.downloads_into_shell.append(f"{via} runs a downloaded script")
         walker.opaque(f"{via} runs code only known at run time")
-        return
+        return None
     inner = deeper(ctx)
     inner.cwd = cmd.cwd
     inner.via = (*cmd.via, via)
@@ -402,3 +413,4 @@ def nested_script(
     saved = walker.last_output
     walker.script(code.text, inner)
     walker.last_output = saved
+    return inner

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from codingcode.shell import flow
 from codingcode.shell.context import Ctx
 from codingcode.shell.model import DYN, Command, Redirect, Word, literal_word
 from codingcode.shell.programs import RISKY_VARIABLES, SHELLS
@@ -133,7 +134,7 @@ def assignment(walker: Walker, node: Any, ctx: Ctx, case: str = "") -> None:
     if not prefix:
         walker.env_effect(name, w, None, ctx)
     if name:
-        if w.dynamic:
-            ctx.set_vars().pop(name, None)
-        else:
-            ctx.set_vars()[name] = w.text
+        if flow.NAMEREFS in ctx.vars:  # `ref=x` may assign the variable ref names
+            flow.forget(walker, ctx, {flow.EVERYTHING}, False)
+        # (unknown, not unset: an unset HOME or PWD would read as the process's own)
+        ctx.set_vars()[name] = DYN if w.dynamic else w.text

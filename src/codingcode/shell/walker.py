@@ -12,10 +12,11 @@ from dataclasses import replace
 from typing import Any
 
 from codingcode.paths import home_dir, lexical
-from codingcode.shell import nested, redirects, variables, words
+from codingcode.shell import flow, nested, redirects, variables, words
 from codingcode.shell.context import Ctx
 from codingcode.shell.expand import fallback_words
 from codingcode.shell.model import (
+    DYN,
     MAX_COMMANDS,
     MAX_DEPTH,
     MAX_NESTED_CHARS,
@@ -52,6 +53,12 @@ MAX_ASSIGN_PIPE_PRODUCT = 4_000_000
 ONLY_READS = NON_RUNNERS - {"kubectl", "docker", "podman", "wget", "curl", "systemctl", "zip"}
 
 
+#: Loops: their body runs any number of times.
+_LOOPS = frozenset(
+    {"for_statement", "c_style_for_statement", "while_statement", "select_statement"}
+)
+
+
 class Walker:
     def __init__(self, out: Analysis) -> None:
         self.out = out
@@ -70,6 +77,8 @@ class Walker:
         self._attached: dict[tuple[int, tuple[int, int]], list[Any]] = {}
         #: Shell functions defined in this line (their bodies are looked at where defined).
         self.functions: set[str] = set()
+        #: What calling each of them may change: variables, and whether the directory.
+        self.function_effects: dict[str, tuple[frozenset[str], bool]] = {}
 
     def finish(self) -> None:
         """After the walk: a file written with commands in it, then an unknown program."""
@@ -114,6 +123,10 @@ class Walker:
                 cmds[i] = flagged
                 break
         return flagged
+
+    def current_text(self) -> str:
+        """The whole text being walked (the innermost nested script)."""
+        return self._sources[-1].parsed.decode("utf-8", "surrogateescape")
 
     def t(self, node: Any) -> str:
         """The original text of a node of the tree being walked."""
@@ -205,6 +218,10 @@ class Walker:
             self.assignment(node, ctx)
         elif t == "declaration_command":
             flags = "".join(self.t(c) for c in node.named_children if self.t(c).startswith("-"))
+            if "n" in flags and "-" in flags:
+                # `declare -n ref=name`: assigning ref assigns another variable
+                flow.forget(self, ctx, {flow.EVERYTHING}, False)
+                ctx.set_vars()[flow.NAMEREFS] = "1"
             for child in node.named_children:
                 if child.type == "variable_assignment":
                     self.assignment(child, ctx, case=declared_case(flags))
@@ -216,30 +233,25 @@ class Walker:
         elif t in WORD_TYPES:
             self.word(node, ctx)
         elif t == "list":
-            # `a && b || c ...` nests to the left: walk the spine without recursing
-            rights = []
-            while node.type == "list" and node.named_children:
-                kids = node.named_children
-                rights.extend(reversed(kids[1:]))
-                node = kids[0]
-            self.visit(node, ctx)
-            for child in reversed(rights):
-                self.visit(child, ctx)
+            flow.visit_list(self, node, ctx)
             self.last_output = None
-        elif t == "compound_statement" and len(node.named_children) == 1:
+        elif t == "if_statement":
+            flow.visit_if(self, node, ctx)
+        elif t == "case_statement":
+            flow.visit_case(self, node, ctx)
+        elif t in _LOOPS:
+            flow.visit_loop(self, node, ctx)
+            self.last_output = None
+        elif (
+            t == "compound_statement"
+            and len(node.named_children) == 1
+            and not any(c.type == "&" for c in node.children)
+        ):
             self.visit(node.named_children[0], ctx)
         elif t == "function_definition":
-            # A function's body runs whenever it is called: look at it as if it ran here.
-            name = node.child_by_field_name("name")
-            if name is not None:
-                self.functions.add(self.t(name))
-            for child in node.named_children:
-                self.visit(child, ctx.copy())
-            self.last_output = None
+            flow.visit_function(self, node, ctx)
         else:
-            for child in node.named_children:
-                self.visit(child, ctx)
-            self.last_output = None
+            flow.visit_block(self, node, ctx)
 
     def pipeline(self, node: Any, ctx: Ctx) -> None:
         feed: Stdin | None = ctx.stdin
@@ -339,8 +351,16 @@ class Walker:
             stdin = stdin_from(redirects, self, ctx) or ctx.stdin
         else:
             redirects, stdin = (), ctx.stdin
+        aliased = None
+        if argv and ctx.vars and not argv[0].dynamic:
+            aliased = flow.alias_of(ctx, argv[0].text)
+            if aliased is not None:
+                argv, known = flow.expand_alias(aliased, argv)
+                aliased = None if known else aliased
         cmd = Command(tuple(argv), ctx.cwd, redirects, stdin, ctx.via, assigns=tuple(assigns))
         self.emit(cmd, ctx)
+        if aliased is not None:
+            flow.run_alias(self, aliased, cmd, ctx)
         output = static_output(cmd, self)
         prog = cmd.program
         if redirects:
@@ -354,11 +374,14 @@ class Walker:
         if (prog == "cd" or prog == "pushd") and not cmd.via:
             target = next((w for w in cmd.argv[1:] if not w.text.startswith("-")), None)
             if target is None:
-                ctx.cwd = ctx.vars.get("HOME", home_dir())
+                home = ctx.vars.get("HOME", home_dir())
+                ctx.cwd = None if DYN in home else home
             elif target.dynamic or ctx.cwd is None or target.text == "-":
                 ctx.cwd = None
             else:
                 ctx.cwd = lexical(target.text, ctx.cwd)
+        elif prog is not None and not cmd.via and prog not in flow.RUNS_HERE:
+            flow.call(self, prog, [w.text for w in cmd.argv[1:]], ctx, None)
 
     def _continued(self, end: int, start: int) -> bool:
         gap = self._sources[-1].parsed[end:start]
@@ -392,8 +415,8 @@ class Walker:
     def emit(self, cmd: Command, ctx: Ctx) -> None:
         nested.emit(self, cmd, ctx)
 
-    def run_file(self, w: Word, cmd: Command, ctx: Ctx, via: str) -> None:
-        nested.run_file(self, w, cmd, ctx, via)
+    def run_file(self, w: Word, cmd: Command, ctx: Ctx, via: str) -> Ctx | None:
+        return nested.run_file(self, w, cmd, ctx, via)
 
     def speculate(self, cmd: Command) -> None:
         nested.speculate(self, cmd)
@@ -418,8 +441,8 @@ class Walker:
 
     def nested_script(
         self, code: Word, cmd: Command, ctx: Ctx, via: str, *, stdin_used: bool = False
-    ) -> None:
-        nested.nested_script(self, code, cmd, ctx, via, stdin_used=stdin_used)
+    ) -> Ctx | None:
+        return nested.nested_script(self, code, cmd, ctx, via, stdin_used=stdin_used)
 
     def words(self, node: Any, ctx: Ctx) -> list[Word]:
         return words.words(self, node, ctx)
