@@ -83,3 +83,31 @@ def test_slug_matches_mkdocs() -> None:
     assert slug("Network: a domain allow-list through a filtering proxy") == (
         "network-a-domain-allow-list-through-a-filtering-proxy"
     )
+
+
+def layout_names() -> set[str]:
+    """The modules and packages docs/DESIGN.md's layout names at the start of its lines
+    (`errors.py atomic.py ...`, `sandbox/`), under `src/codingcode/`."""
+    text = (DOCS / "DESIGN.md").read_text()
+    start = text.index("```\nsrc/codingcode/", text.index("## Layout")) + 4
+    block = text[start : text.index("\n```", start)]
+    names: set[str] = set()
+    for line in block.splitlines()[1:]:
+        if not line.startswith("  ") or line.startswith("   "):
+            continue  # a top-level dir (tests/) or a description's continuation
+        for word in line.split():
+            if not re.fullmatch(r"\w+\.py|\w+/", word):
+                break
+            names.add(word)
+    return names
+
+
+def test_design_layout_is_the_real_one() -> None:
+    """The architecture page lists every package and module of src/codingcode, and nothing
+    that is not there (move a package: update the layout in docs/DESIGN.md)."""
+    src = ROOT / "src" / "codingcode"
+    real = {p.name + "/" for p in src.iterdir() if (p / "__init__.py").exists()}
+    real |= {p.name for p in src.glob("*.py") if p.name not in ("__init__.py", "__main__.py")}
+    named = layout_names()
+    assert not real - named, f"docs/DESIGN.md's layout lacks {sorted(real - named)}"
+    assert not named - real, f"docs/DESIGN.md's layout names what src lacks: {sorted(named - real)}"
