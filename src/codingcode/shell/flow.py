@@ -16,13 +16,10 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from codingcode.shell.context import Ctx
+from codingcode.shell.context import Ctx, Walk
 from codingcode.shell.model import DYN, Command, Word, literal_word
-
-if TYPE_CHECKING:
-    from codingcode.shell.walker import Walker
 
 #: The key under which an alias's value is kept among the variables.
 ALIAS = f"{DYN}alias:"
@@ -67,7 +64,7 @@ def changed(before: dict[str, str], after: dict[str, str]) -> set[str]:
     return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
 
 
-def forget(walker: Walker, ctx: Ctx, names: set[str], cwd: bool) -> None:
+def forget(walker: Walk, ctx: Ctx, names: set[str], cwd: bool) -> None:
     """``names`` (and the directory, when ``cwd``) have no one value any more."""
     if cwd:
         ctx.cwd = None
@@ -88,7 +85,7 @@ def forget(walker: Walker, ctx: Ctx, names: set[str], cwd: bool) -> None:
         walker.opaque("IFS depends on the path the script takes")
 
 
-def alternatives(walker: Walker, groups: list[list[Any]], ctx: Ctx) -> None:
+def alternatives(walker: Walk, groups: list[list[Any]], ctx: Ctx) -> None:
     """Parts of which any, one or none may run (branches): each is walked from what was
     known before the first; after them, what any of them changed is unknown."""
     names: set[str] = set()
@@ -102,7 +99,7 @@ def alternatives(walker: Walker, groups: list[list[Any]], ctx: Ctx) -> None:
     forget(walker, ctx, names, cwd)
 
 
-def visit_list(walker: Walker, node: Any, ctx: Ctx) -> None:
+def visit_list(walker: Walk, node: Any, ctx: Ctx) -> None:
     """``a && b || c ...``: after an ``&&``, what came before did run; after an ``||``,
     any of the earlier parts may have been the last one run. After the list, what any
     part after the first changed is unknown."""
@@ -129,7 +126,7 @@ def visit_list(walker: Walker, node: Any, ctx: Ctx) -> None:
     forget(walker, ctx, names, cwd)
 
 
-def visit_if(walker: Walker, node: Any, ctx: Ctx) -> None:
+def visit_if(walker: Walk, node: Any, ctx: Ctx) -> None:
     conditions: list[Any] = []
     groups: list[list[Any]] = []
     body: list[Any] = []
@@ -152,7 +149,7 @@ def visit_if(walker: Walker, node: Any, ctx: Ctx) -> None:
     alternatives(walker, groups, ctx)
 
 
-def visit_case(walker: Walker, node: Any, ctx: Ctx) -> None:
+def visit_case(walker: Walk, node: Any, ctx: Ctx) -> None:
     items = []
     for child in node.named_children:
         if child.type == "case_item":
@@ -162,7 +159,7 @@ def visit_case(walker: Walker, node: Any, ctx: Ctx) -> None:
     alternatives(walker, items, ctx)
 
 
-def visit_loop(walker: Walker, node: Any, ctx: Ctx) -> None:
+def visit_loop(walker: Walk, node: Any, ctx: Ctx) -> None:
     """A loop's body runs any number of times, seeing what earlier rounds changed: what
     the loop (its variable, condition or body) may change is unknown in it and after it."""
     names, cwd = assigned(walker, node)
@@ -182,7 +179,7 @@ def visit_loop(walker: Walker, node: Any, ctx: Ctx) -> None:
     forget(walker, ctx, names | changed(before, ctx.vars), cwd)
 
 
-def visit_function(walker: Walker, node: Any, ctx: Ctx) -> None:
+def visit_function(walker: Walk, node: Any, ctx: Ctx) -> None:
     """A function's body runs whenever it is called, with the values of that time: it is
     looked at here with every variable of the script unknown (and the directory, when the
     script changes it); a call makes what the body changes unknown (``call``)."""
@@ -209,7 +206,7 @@ def visit_function(walker: Walker, node: Any, ctx: Ctx) -> None:
     walker.last_output = None
 
 
-def call(walker: Walker, prog: str, words: list[str], ctx: Ctx, inner: Ctx | None) -> None:
+def call(walker: Walk, prog: str, words: list[str], ctx: Ctx, inner: Ctx | None) -> None:
     """After a simple command that runs in this shell: what it may have assigned."""
     effects = walker.function_effects.get(prog)
     if effects is not None:
@@ -259,7 +256,7 @@ def expand_alias(value: str, argv: list[Word]) -> tuple[list[Word], bool]:
     return [literal_word(w) for w in words] + argv[1:], True
 
 
-def run_alias(walker: Walker, value: str, cmd: Command, ctx: Ctx) -> None:
+def run_alias(walker: Walk, value: str, cmd: Command, ctx: Ctx) -> None:
     """``cmd`` names an alias whose value is more than plain words: bash runs the value's
     text followed by the arguments; unknown when the value or an argument is."""
     args = cmd.argv[1:]
@@ -285,7 +282,7 @@ def _assigned_by(prog: str, words: list[str], ctx: Ctx) -> set[str]:
     return names
 
 
-def assigned(walker: Walker, root: Any) -> tuple[set[str], bool]:
+def assigned(walker: Walk, root: Any) -> tuple[set[str], bool]:
     """The names ``root`` may assign in this shell (not in its subshells), and whether it
     may change the directory, read from its text (a superset)."""
     names: set[str] = set()
@@ -349,7 +346,7 @@ def _background(kids: list[Any], i: int) -> bool:
     return i + 1 < len(kids) and kids[i + 1].type == "&"
 
 
-def visit_block(walker: Walker, node: Any, ctx: Ctx) -> None:
+def visit_block(walker: Walk, node: Any, ctx: Ctx) -> None:
     """The statements of ``node`` in order; one followed by ``&`` runs in a subshell."""
     kids = node.children
     visit_statements(
@@ -357,7 +354,7 @@ def visit_block(walker: Walker, node: Any, ctx: Ctx) -> None:
     )
 
 
-def visit_statements(walker: Walker, items: list[Any], ctx: Ctx) -> None:
+def visit_statements(walker: Walk, items: list[Any], ctx: Ctx) -> None:
     for child, background in items:
         if background:
             job = ctx.copy()

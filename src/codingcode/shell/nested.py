@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from codingcode.paths import lexical
 from codingcode.shell import flow
-from codingcode.shell.context import Ctx, deeper
+from codingcode.shell.context import Ctx, Walk, deeper
 from codingcode.shell.model import MAX_DEPTH, Command, Redirect, Stdin, Word, literal_word
 from codingcode.shell.programs import (
     DOWNLOADERS,
@@ -23,9 +23,6 @@ from codingcode.shell.programs import (
 from codingcode.shell.runners import code_parts, look_inside, makefile_scripts
 from codingcode.shell.variables import SOURCED_VARIABLES
 from codingcode.shell.wrappers import env_pairs, unwrap
-
-if TYPE_CHECKING:
-    from codingcode.shell.walker import Walker
 
 
 def can_match_many(text: str) -> bool:
@@ -78,7 +75,7 @@ def lang(prog: str) -> str:
 
 
 # -- looking through ------------------------------------------------------------
-def emit(walker: Walker, cmd: Command, ctx: Ctx) -> None:
+def emit(walker: Walk, cmd: Command, ctx: Ctx) -> None:
     """Record ``cmd`` and look through it: wrappers, nested shells, eval, find -exec."""
     out = walker.out
     for name, value in cmd.assigns:
@@ -209,7 +206,7 @@ def emit(walker: Walker, cmd: Command, ctx: Ctx) -> None:
         walker.speculate(cmd)
 
 
-def run_file(walker: Walker, w: Word, cmd: Command, ctx: Ctx, via: str) -> Ctx | None:
+def run_file(walker: Walk, w: Word, cmd: Command, ctx: Ctx, via: str) -> Ctx | None:
     """``cmd`` runs the script file ``w`` (source, bash FILE, ./FILE, BASH_ENV=FILE); the
     context after it, when its text is known."""
     cwd = cmd.cwd
@@ -229,7 +226,7 @@ def run_file(walker: Walker, w: Word, cmd: Command, ctx: Ctx, via: str) -> Ctx |
     return None
 
 
-def speculate(walker: Walker, cmd: Command) -> None:
+def speculate(walker: Walk, cmd: Command) -> None:
     """An unknown program may run what it reads on stdin or holds in its arguments."""
     prog = cmd.program or ""
     if prog in STARTS_A_SHELL:
@@ -248,7 +245,7 @@ def speculate(walker: Walker, cmd: Command) -> None:
             walker.out.speculative.append((strip_runner_marks(text), cmd.cwd, prog))
 
 
-def follow(walker: Walker, parts: list[tuple[str, Any]], cmd: Command, ctx: Ctx) -> None:
+def follow(walker: Walk, parts: list[tuple[str, Any]], cmd: Command, ctx: Ctx) -> None:
     prog = cmd.program or ""
     for kind, payload in parts:
         if kind == "argv":
@@ -272,7 +269,7 @@ def follow(walker: Walker, parts: list[tuple[str, Any]], cmd: Command, ctx: Ctx)
             walker.mark_opaque(cmd, str(payload))
 
 
-def makefile(walker: Walker, w: Word, cmd: Command, ctx: Ctx) -> None:
+def makefile(walker: Walk, w: Word, cmd: Command, ctx: Ctx) -> None:
     cwd = cmd.cwd
     if not w.text and w.content is None:
         # the default makefile: seen only if this line wrote it
@@ -300,7 +297,7 @@ def makefile(walker: Walker, w: Word, cmd: Command, ctx: Ctx) -> None:
         walker.nested_script(literal_word(body), cmd, ctx, "make")
 
 
-def package_scripts(walker: Walker, content: str | None, cmd: Command, ctx: Ctx) -> None:
+def package_scripts(walker: Walk, content: str | None, cmd: Command, ctx: Ctx) -> None:
     """npm/yarn run scripts of a package.json this line wrote: look at every one."""
     import json
 
@@ -316,7 +313,7 @@ def package_scripts(walker: Walker, content: str | None, cmd: Command, ctx: Ctx)
             walker.nested_script(literal_word(body), cmd, ctx, "package.json")
 
 
-def hidden_shell(walker: Walker, cmd: Command, ctx: Ctx) -> None:
+def hidden_shell(walker: Walk, cmd: Command, ctx: Ctx) -> None:
     """An unknown program handed a shell in its arguments probably starts it:
     ``X sh -c CODE`` runs CODE, ``X --opt='/bin/sh -c CODE'`` too, and ``X /bin/sh``
     (or ``X -o Hook=/bin/sh``) starts a shell that reads X's stdin."""
@@ -341,7 +338,7 @@ def hidden_shell(walker: Walker, cmd: Command, ctx: Ctx) -> None:
         return
 
 
-def shell_stdin(walker: Walker, cmd: Command, ctx: Ctx, prog: str) -> None:
+def shell_stdin(walker: Walk, cmd: Command, ctx: Ctx, prog: str) -> None:
     stdin = cmd.stdin
     if stdin is None:
         return
@@ -353,7 +350,7 @@ def shell_stdin(walker: Walker, cmd: Command, ctx: Ctx, prog: str) -> None:
         walker.mark_opaque(cmd, f"{prog} {OPAQUE_STDIN}")
 
 
-def shell_like(walker: Walker, cmd: Command, ctx: Ctx, prog: str) -> None:
+def shell_like(walker: Walk, cmd: Command, ctx: Ctx, prog: str) -> None:
     """A shell or interpreter: what code it runs (-c/-e, a file, or stdin)."""
     out = walker.out
     inv = invocation(cmd, prog)
@@ -396,7 +393,7 @@ def shell_like(walker: Walker, cmd: Command, ctx: Ctx, prog: str) -> None:
 
 
 def nested_script(
-    walker: Walker, code: Word, cmd: Command, ctx: Ctx, via: str, *, stdin_used: bool = False
+    walker: Walk, code: Word, cmd: Command, ctx: Ctx, via: str, *, stdin_used: bool = False
 ) -> Ctx | None:
     """Walk ``code``, run by ``cmd``; the context it ends in (None: not walked)."""
     if code.dynamic:

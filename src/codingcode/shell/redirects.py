@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from codingcode.paths import lexical
-from codingcode.shell.context import Ctx
+from codingcode.shell.context import Ctx, Walk
 from codingcode.shell.model import DYN, Command, Redirect, Stdin, Word, literal_word
 from codingcode.shell.source import last_simple_command, node_key
-
-if TYPE_CHECKING:
-    from codingcode.shell.walker import Walker
-
 
 #: Programs whose arguments name files they write (``record_writes``).
 WRITERS = frozenset({"tee", "cp", "mv", "install", "ln", "dd"})
@@ -34,7 +30,7 @@ def pipe_feed(produced: list[Command]) -> Stdin:
     return Stdin("pipe", opaque=True)
 
 
-def stdin_from(redirects: tuple[Redirect, ...], walker: Walker, ctx: Ctx) -> Stdin | None:
+def stdin_from(redirects: tuple[Redirect, ...], walker: Walk, ctx: Ctx) -> Stdin | None:
     for r in redirects:
         if r.op == "<<<" and r.target is not None:
             if r.target.download:
@@ -62,7 +58,7 @@ def stdin_from(redirects: tuple[Redirect, ...], walker: Walker, ctx: Ctx) -> Std
     return None
 
 
-def redirected(walker: Walker, node: Any, ctx: Ctx) -> None:
+def redirected(walker: Walk, node: Any, ctx: Ctx) -> None:
     body = node.child_by_field_name("body")
     redirects = [c for c in node.named_children if c.type.endswith("_redirect")]
     if body is not None and body.type == "command":
@@ -71,9 +67,9 @@ def redirected(walker: Walker, node: Any, ctx: Ctx) -> None:
     last = last_simple_command(body) if body is not None else None
     if last is not None and redirects:
         # `a && b 2>x c`, `a | b 2>x c`: the redirects are the last command's
-        walker._attached[(len(walker._sources), node_key(last))] = redirects
+        walker.attached[(len(walker.sources), node_key(last))] = redirects
         walker.visit(body, ctx)
-        walker._attached.pop((len(walker._sources), node_key(last)), None)
+        walker.attached.pop((len(walker.sources), node_key(last)), None)
         return
     parsed = tuple(r for r in (walker.redirect(c, ctx) for c in redirects) if r is not None)
     inner = ctx.copy()
@@ -92,7 +88,7 @@ def redirected(walker: Walker, node: Any, ctx: Ctx) -> None:
         walker.last_output = None if any(">" in r.op for r in parsed) else output
 
 
-def redirect(walker: Walker, node: Any, ctx: Ctx) -> Redirect | None:
+def redirect(walker: Walk, node: Any, ctx: Ctx) -> Redirect | None:
     t = node.type
     if t == "file_redirect":
         op = "".join(walker.t(c) for c in node.children if not c.is_named) or ">"
@@ -121,7 +117,7 @@ def redirect(walker: Walker, node: Any, ctx: Ctx) -> Redirect | None:
 
 
 # -- files written and run in the same line ------------------------------------
-def record_writes(walker: Walker, cmd: Command, output: str | None) -> None:
+def record_writes(walker: Walk, cmd: Command, output: str | None) -> None:
     files = walker.out.written_files
     before = len(files)
     cwd = cmd.cwd
@@ -157,7 +153,7 @@ def record_writes(walker: Walker, cmd: Command, output: str | None) -> None:
     check_written(walker, before)
 
 
-def check_written(walker: Walker, before: int) -> None:
+def check_written(walker: Walk, before: int) -> None:
     for path in list(walker.out.written_files)[before:]:
         content = walker.out.written_files[path]
         if content is not None and RUNS_SOMETHING.search(content):
@@ -168,7 +164,7 @@ def check_written(walker: Walker, before: int) -> None:
             walker.opaque(f"{path} is a file git runs or reads commands from later")
 
 
-def file_content(walker: Walker, w: Word, cwd: str) -> str | None:
+def file_content(walker: Walk, w: Word, cwd: str) -> str | None:
     """The content of the file ``w`` names, when this line wrote it (else None)."""
     if w.content is not None:
         return w.content
@@ -177,7 +173,7 @@ def file_content(walker: Walker, w: Word, cwd: str) -> str | None:
     return walker.out.written_files.get(lexical(w.text, cwd))
 
 
-def written(walker: Walker, w: Word, cwd: str | None) -> bool:
+def written(walker: Walk, w: Word, cwd: str | None) -> bool:
     if w.content is not None:
         return True
     if w.dynamic or cwd is None:

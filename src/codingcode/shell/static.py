@@ -5,14 +5,10 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import TYPE_CHECKING
 
+from codingcode.shell.context import Walk
 from codingcode.shell.expand import decode_ansi_c
 from codingcode.shell.model import DYN, Command, literal_word
-
-if TYPE_CHECKING:
-    from codingcode.shell.walker import Walker
-
 
 # -- what a command prints, when it is known ------------------------------------------
 MAX_STATIC_OUTPUT = 200_000
@@ -25,7 +21,7 @@ _STATIC_PROGRAMS = frozenset(
 )
 
 
-def static_output(cmd: Command, walker: Walker) -> str | None:
+def static_output(cmd: Command, walker: Walk) -> str | None:
     """The output of ``cmd`` when the analysis can compute it: ``echo``, ``printf``, and
     filters of a known input (``cat``, ``base64 -d``, ``xxd -r -p``, ``rev``, ``tr``)."""
     prog = cmd.program

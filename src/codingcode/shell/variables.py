@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from codingcode.shell import flow
-from codingcode.shell.context import Ctx
+from codingcode.shell.context import Ctx, Walk
 from codingcode.shell.model import DYN, Command, Redirect, Word, literal_word
 from codingcode.shell.programs import RISKY_VARIABLES, SHELLS
-
-if TYPE_CHECKING:
-    from codingcode.shell.walker import Walker
 
 
 def declared_case(flags: str) -> str:
@@ -65,12 +62,12 @@ PROMPT_VARIABLES = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4"})
 SOURCED_VARIABLES = frozenset({"BASH_ENV", "ENV"})
 
 
-def note_assignment(walker: Walker, name: str, *, prefix: bool = False) -> None:
+def note_assignment(walker: Walk, name: str, *, prefix: bool = False) -> None:
     if name in RISKY_VARIABLES or name.startswith(("LD_", "DYLD_", "GIT_CONFIG")):
         walker.out.risky_assignments.append(name)
 
 
-def env_effect(walker: Walker, name: str, value: Word, cmd: Command | None, ctx: Ctx) -> None:
+def env_effect(walker: Walk, name: str, value: Word, cmd: Command | None, ctx: Ctx) -> None:
     """Variables that make bash or another program run code: look at that code."""
     where = cmd or Command((), ctx.cwd, via=ctx.via)
     if name.startswith(("BASH_FUNC_", "BASH_ALIASES", "BASH_CMDS")):
@@ -100,7 +97,7 @@ def env_effect(walker: Walker, name: str, value: Word, cmd: Command | None, ctx:
         walker.opaque("IFS is set to something only known at run time")
 
 
-def assignment(walker: Walker, node: Any, ctx: Ctx, case: str = "") -> None:
+def assignment(walker: Walk, node: Any, ctx: Ctx, case: str = "") -> None:
     name_node = node.child_by_field_name("name")
     name = walker.t(name_node) if name_node is not None else ""
     if name_node is not None and name_node.type == "subscript":

@@ -62,7 +62,7 @@ _LOOPS = frozenset(
 class Walker:
     def __init__(self, out: Analysis) -> None:
         self.out = out
-        self._sources: list[Source] = []
+        self.sources: list[Source] = []
         self._seen: list[set[tuple[int, int]]] = []
         #: What the statement just visited prints, when known (for ``$(...)``, pipes).
         self.last_output: str | None = None
@@ -74,7 +74,7 @@ class Walker:
         self.active_files: list[tuple[str, int]] = []
         #: Redirects the grammar hung on a list or pipeline that bash gives to its last
         #: simple command (``a && sh 2>/dev/null -c CMD``), by (source depth, node key).
-        self._attached: dict[tuple[int, tuple[int, int]], list[Any]] = {}
+        self.attached: dict[tuple[int, tuple[int, int]], list[Any]] = {}
         #: Shell functions defined in this line (their bodies are looked at where defined).
         self.functions: set[str] = set()
         #: What calling each of them may change: variables, and whether the directory.
@@ -126,11 +126,11 @@ class Walker:
 
     def current_text(self) -> str:
         """The whole text being walked (the innermost nested script)."""
-        return self._sources[-1].parsed.decode("utf-8", "surrogateescape")
+        return self.sources[-1].parsed.decode("utf-8", "surrogateescape")
 
     def t(self, node: Any) -> str:
         """The original text of a node of the tree being walked."""
-        return self._sources[-1].text(node)
+        return self.sources[-1].text(node)
 
     # -- entry points ---------------------------------------------------------------
     def script(self, text: str, ctx: Ctx) -> None:
@@ -164,7 +164,7 @@ class Walker:
             self.out.parse_error = True
             self.opaque("the command could not be parsed completely")
             self.out.fallback_words.extend(fallback_words(text))
-        self._sources.append(source)
+        self.sources.append(source)
         self._seen.append(set())
         try:
             self.visit(root, ctx)
@@ -178,7 +178,7 @@ class Walker:
                 if node_key(node) not in seen:  # (walking one may reach the next)
                     self.command(node, ctx.copy(), ())
         finally:
-            self._sources.pop()
+            self.sources.pop()
             self._seen.pop()
 
     # -- statements -----------------------------------------------------------------
@@ -187,9 +187,7 @@ class Walker:
         self.last_output = None
         if t == "command":
             attached = (
-                self._attached.pop((len(self._sources), node_key(node)), ())
-                if self._attached
-                else ()
+                self.attached.pop((len(self.sources), node_key(node)), ()) if self.attached else ()
             )
             self.command(node, ctx, attached)
         elif t == "redirected_statement":
@@ -282,7 +280,7 @@ class Walker:
         argv: list[Word] = []
         redirect_nodes = list(extra_redirects)
         previous_end: int | None = None
-        source = self._sources[-1]
+        source = self.sources[-1]
         children = node.children  # one list (each .children call builds a new one)
         last = len(children) - 1
         for i, child in enumerate(children):
@@ -384,7 +382,7 @@ class Walker:
             flow.call(self, prog, [w.text for w in cmd.argv[1:]], ctx, None)
 
     def _continued(self, end: int, start: int) -> bool:
-        gap = self._sources[-1].parsed[end:start]
+        gap = self.sources[-1].parsed[end:start]
         return bool(gap) and gap.replace(b"\\\n", b"") == b""
 
     # -- the other modules' work, reached from anywhere through the walker ---------

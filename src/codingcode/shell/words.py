@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from codingcode.paths import has_glob, home_dir
-from codingcode.shell.context import Ctx
+from codingcode.shell.context import Ctx, Walk
 from codingcode.shell.expand import (
     decode_ansi_c,
     expand_braces,
@@ -19,9 +19,6 @@ from codingcode.shell.expand import (
 from codingcode.shell.model import DYN, Command, Word, escape_glob
 from codingcode.shell.programs import DOWNLOADERS
 from codingcode.shell.source import PLAIN_WORD
-
-if TYPE_CHECKING:
-    from codingcode.shell.walker import Walker
 
 
 # -- stdin: what feeds a shell ----------------------------------------------------------
@@ -131,7 +128,7 @@ def _literal_default(text: str) -> str | None:
     return text.strip("'\"")
 
 
-def expansion_default(node: Any, walker: Walker) -> str | None:
+def expansion_default(node: Any, walker: Walk) -> str | None:
     """The literal default of ``${X:-word}`` / ``${X-word}`` / ``${X:=word}``, if any."""
     op = node.child_by_field_name("operator")
     if op is not None and walker.t(op) == ":?":
@@ -146,7 +143,7 @@ def expansion_default(node: Any, walker: Walker) -> str | None:
 
 
 # -- words ----------------------------------------------------------------------
-def words(walker: Walker, node: Any, ctx: Ctx) -> list[Word]:
+def words(walker: Walk, node: Any, ctx: Ctx) -> list[Word]:
     """A word node as the words bash makes of it (brace expansion, word splitting)."""
     if node.type in ("word", "command_name"):
         raw = walker.t(node)
@@ -183,7 +180,7 @@ def words(walker: Walker, node: Any, ctx: Ctx) -> list[Word]:
     return [w]
 
 
-def word(walker: Walker, node: Any, ctx: Ctx) -> Word:
+def word(walker: Walk, node: Any, ctx: Ctx) -> Word:
     parts: list[tuple[str, bool]] = []  # (text, quoted)
     meta = Meta()
     word_parts(walker, node, ctx, parts, meta, quoted=False, top=True)
@@ -191,7 +188,7 @@ def word(walker: Walker, node: Any, ctx: Ctx) -> Word:
 
 
 def word_parts(
-    walker: Walker,
+    walker: Walk,
     node: Any,
     ctx: Ctx,
     parts: list[tuple[str, bool]],
@@ -271,7 +268,7 @@ def add_expanded(value: str, quoted: bool, parts: list[tuple[str, bool]], meta: 
         meta.splits.add(len(parts) - 1)
 
 
-def expansion(walker: Walker, node: Any, ctx: Ctx, meta: Meta) -> str:
+def expansion(walker: Walk, node: Any, ctx: Ctx, meta: Meta) -> str:
     """The value of ``${...}`` when it can be known: ``${x}``, ``${!ref}``, ``${x,,}``,
     ``${x^^}``, ``${x@L}``, ``${#x}``, ``${x:1:2}``, ``${x/a/b}``, ``${x#p}``, ``${x%p}``."""
     children = node.children
@@ -356,7 +353,7 @@ def expansion(walker: Walker, node: Any, ctx: Ctx, meta: Meta) -> str:
     return DYN
 
 
-def scan(walker: Walker, node: Any, ctx: Ctx, meta: Meta) -> None:
+def scan(walker: Walk, node: Any, ctx: Ctx, meta: Meta) -> None:
     """Visit every substitution inside ``node`` (arithmetic, subscripts, defaults...)."""
     for child in node.named_children:
         if child.type in ("command_substitution", "process_substitution"):
