@@ -36,7 +36,7 @@ from codingcode.errors import InvalidArgumentsError, NotFoundError, ToolFailureE
 from codingcode.process import Launcher, LaunchPlan, plan_launch
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
-#: Defaults of the ``background`` settings (README: Background commands).
+#: Defaults of the ``background`` settings (docs/configuration.md).
 MAX_PROCESSES = 8
 MAX_OUTPUT_MB = 100
 #: How long a start waits for the first output before returning.
