@@ -26,7 +26,7 @@ from codingcode.sandbox.policy import BackendChoice, Network, SandboxPolicy
 from codingcode.sandbox.service import SandboxService
 from tests.sandbox.conftest import Box, needs_bwrap, out
 from tests.sandbox.network.server import LoggingServer
-from tests.sandbox.network.tls_server import UpstreamCA, TLSServer
+from tests.sandbox.network.tls_server import TLSServer, UpstreamCA
 
 GH_TOKEN = "ghp_" + "R3alT0kenGitHub" * 2 + "abcdefg1"  # 4 + 37 characters
 NPM_TOKEN = "npm_" + "NpmRealToken0123456789" + "abcdefghijklmn"
@@ -191,7 +191,7 @@ def test_inside_the_sandbox_only_placeholders_are_seen(world: dict[str, Any]) ->
     script = (
         "cat ~/.git-credentials ~/.npmrc; env; printenv GITHUB_TOKEN; "
         "tr '\\0' '\\n' < /proc/self/environ; cat /proc/1/environ 2>/dev/null | tr '\\0' '\\n'; "
-        "echo GREP-START; grep -rFIl -s --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev "
+        "echo GREP-START; grep -rFIl -s --exclude-dir=proc --exclude-dir=sys --exclude-dir=dev --exclude-dir=usr "
         f"-e {GH_TOKEN} -e {NPM_TOKEN} -e {GIT_TOKEN} / ; echo GREP-END"
     )
     r = box.run(script, env=world["env"], timeout_s=400)
