@@ -27,7 +27,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = "codingcode"
 
 #: The top floor: the front ends a person or a peer talks to. Nothing below imports them.
-FRONT_ENDS = ("codingcode.cli", "codingcode.mcp_server")
+FRONT_ENDS = ("codingcode.cli", "codingcode.tui", "codingcode.mcp_server")
 ENTRY_POINTS = frozenset({"codingcode.__main__"})
 
 

@@ -22,14 +22,14 @@ from codingcode.tools.definition import ToolDefinition, ToolExecCtx
 from codingcode.tools.service import ToolService, validate_arguments
 
 if TYPE_CHECKING:
-    from codingcode.approval.audit import AuditLog
     from codingcode.approval.confirm import Confirmer
-    from codingcode.approval.hooks import HookBus
-    from codingcode.approval.lifecycle import LifecycleHooks
     from codingcode.approval.network_ask import SavedNetworkRules
     from codingcode.approval.pipeline import ApprovalPipeline, Decision, ToolCall
     from codingcode.approval.rules import Policy
     from codingcode.checkpoints.recorder import CheckpointRecorder
+    from codingcode.hooks.lifecycle import LifecycleHooks
+    from codingcode.hooks.pre_tool_use import HookBus
+    from codingcode.record.audit import AuditLog
     from codingcode.workspace import Workspace
 
 
@@ -141,7 +141,7 @@ class ToolRunner:
         definition, model = self.service.validate(name, args)
         if self.pipeline is None:
             return await self._execute(definition, model, ctx, on_checkpoint)
-        from codingcode.approval.audit import CallTracker, safe_text
+        from codingcode.record.audit import CallTracker, safe_text
 
         # Record: the call's outcome (ran, failed, cancelled, denied) joins its layer records.
         call = self._call(name, definition, model, ctx, uuid.uuid4().hex)
@@ -183,7 +183,7 @@ class ToolRunner:
                 except AgentError as failed:
                     if self.lifecycle is not None and failed.kind is not ErrorKind.CANCELLED:
                         # PostToolUse hooks see failed calls too (issue 17), marked is_error.
-                        from codingcode.approval.lifecycle import post_tool_use_failed
+                        from codingcode.hooks.lifecycle import post_tool_use_failed
 
                         failed.message = await post_tool_use_failed(
                             self.lifecycle, replace(call, args=decision.args), failed.message
@@ -193,7 +193,7 @@ class ToolRunner:
                     current_call.reset(token)
                 track.finished(result)
             if self.lifecycle is not None:
-                from codingcode.approval.lifecycle import post_tool_use
+                from codingcode.hooks.lifecycle import post_tool_use
 
                 result = await post_tool_use(
                     self.lifecycle, replace(call, args=decision.args), result
@@ -308,11 +308,11 @@ def build_runner(
     checkpoints the project before every call that can change it, as the settings say.
     ``workspace``: the session's, built once by the front end (None: read one now).
     """
-    from codingcode.approval.audit import AuditLog
-    from codingcode.approval.hooks import POST_APPROVAL, HookBus
     from codingcode.approval.rules import load_policy
     from codingcode.approval.setup import build_pipeline
     from codingcode.config import audit_required
+    from codingcode.hooks.pre_tool_use import POST_APPROVAL, HookBus
+    from codingcode.record.audit import AuditLog
     from codingcode.tools import declarations
     from codingcode.workspace import workspace_for
 
@@ -368,8 +368,8 @@ def build_runner(
     runner.network_rules = SavedNetworkRules.from_policy(
         policy, project, distrust_project=not trust_project_grants
     )
-    from codingcode.approval.hooks import load_command_hooks, runnable_hooks
-    from codingcode.approval.lifecycle import LifecycleHooks, permission_layer
+    from codingcode.hooks.lifecycle import LifecycleHooks, permission_layer
+    from codingcode.hooks.pre_tool_use import load_command_hooks, runnable_hooks
 
     lifecycle = LifecycleHooks(
         runnable_hooks(load_command_hooks(settings), distrust_project=not trust_project_grants),
@@ -381,7 +381,7 @@ def build_runner(
         if lifecycle.has("PermissionRequest"):
             pipeline.permission_hooks = permission_layer(lifecycle)
         if lifecycle.has("Notification") and pipeline.confirmer is not None:
-            from codingcode.approval.lifecycle import NotifyingConfirmer
+            from codingcode.hooks.lifecycle import NotifyingConfirmer
 
             pipeline.confirmer = NotifyingConfirmer(pipeline.confirmer, lifecycle)
     # The sandbox (issue 4): every command runs contained unless the caller brings its own.

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codingcode.approval.audit import AuditLog
 from codingcode.approval.confirm import Answer, ScriptedConfirmer
-from codingcode.approval.hooks import HookAnswer, HookBus
 from codingcode.approval.pipeline import ToolCall
 from codingcode.errors import DeniedError
+from codingcode.hooks.pre_tool_use import HookAnswer, HookBus
+from codingcode.record.audit import AuditLog
 from codingcode.runner import build_runner
 
 pytestmark = pytest.mark.anyio

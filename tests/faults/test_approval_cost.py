@@ -17,7 +17,7 @@ from pathlib import Path
 
 from codingcode.approval.pipeline import ToolCall
 from codingcode.approval.rules import Rule, RuleEngine
-from codingcode.approval.shell.model import MAX_COMMAND_CHARS, MAX_COMMANDS
+from codingcode.shell.model import MAX_COMMAND_CHARS, MAX_COMMANDS
 
 #: Linear is ~10x for 10x the input; quadratic ~100x. Between, with room for noise.
 MAX_RATIO = 30.0

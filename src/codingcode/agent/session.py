@@ -172,7 +172,7 @@ class AgentSession:
         self.skill_notes: list[str] = []
         #: Every skill loaded (``codingcode.skills.Skill``): ``/name`` and ``/skills``.
         self.skills: list[Any] = []
-        #: The front end's slash commands (``codingcode.commands.commands_of`` loads them on
+        #: The front end's slash commands (``codingcode.custom_commands.commands_of`` loads them on
         #: first use; others, e.g. MCP prompts, register there too).
         self.commands: Any = None
         #: The source the next SessionStart hooks get (startup, resume, clear, compact),

@@ -6,7 +6,7 @@ paths (``cat .env`` after R9 asked: ``.env``, read-only) and nothing more. A pat
 masked gains nothing from being listed; a named *parent* of a masked path exposes nothing.
 The sandbox never sees rules; it sees this set.
 
-Commands are read through the shell analysis (:mod:`codingcode.approval.shell`), used here
+Commands are read through the shell analysis (:mod:`codingcode.shell`), used here
 read-only: each simple command's arguments and redirect targets, resolved against that
 command's directory. Words only known at run time (``$X``, ``$(...)``) and glob patterns
 (``.env*``) name nothing: exposure follows what the rules saw, literally.
@@ -20,10 +20,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codingcode.approval import shell
-from codingcode.approval.paths import lexical
+from codingcode import shell
 from codingcode.approval.presets import NAMES_ONLY
 from codingcode.capabilities import CapabilitySet
+from codingcode.paths import lexical
 from codingcode.sandbox.masks import MaskSpec
 from codingcode.tools.declarations import Lookup, builtin_declaration
 

@@ -31,8 +31,8 @@ from codingcode.approval.confirm import (
     as_reply,
     headless_message,
 )
-from codingcode.approval.paths import is_control_file, is_inside
 from codingcode.capabilities import NO_CAPABILITIES, CapabilitySet
+from codingcode.paths import is_control_file, is_inside
 
 
 def is_read_only_tool(call: ToolCall) -> bool:

@@ -6,15 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codingcode.approval.audit import AuditLog
 from codingcode.approval.confirm import Confirmer
-from codingcode.approval.hooks import (
-    POST_APPROVAL,
-    HookBus,
-    PreToolUseHooks,
-    load_command_hooks,
-    runnable_hooks,
-)
 from codingcode.approval.pipeline import ApprovalPipeline, ToolCall, Validate
 from codingcode.approval.rules import (
     Policy,
@@ -31,7 +23,15 @@ from codingcode.config import (
     granting_sources,
     ignore_local_settings,
 )
+from codingcode.hooks.pre_tool_use import (
+    POST_APPROVAL,
+    HookBus,
+    PreToolUseHooks,
+    load_command_hooks,
+    runnable_hooks,
+)
 from codingcode.modes import PERMISSION_MODES
+from codingcode.record.audit import AuditLog
 from codingcode.tools.declarations import Lookup, builtin_declaration
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def sandbox_contains(
     """``approvals.autoAllowSandboxed``: a command tool's call the sandbox fully contains —
     the sandbox is on and enforced, no network, writes only to the project (no extra
     writable roots), run from inside the project."""
-    from codingcode.approval.paths import is_inside
+    from codingcode.paths import is_inside
 
     verdict: dict[str, bool] = {}
 

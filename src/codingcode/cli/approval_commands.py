@@ -317,8 +317,8 @@ def register(app: typer.Typer) -> None:
         connection), newest last."""
         import datetime
 
-        from codingcode.approval.audit import AuditLog
         from codingcode.cli.exits import fail
+        from codingcode.record.audit import AuditLog
 
         decisions = ("allow", "deny", "ask", "continue")
         if decision is not None and decision not in decisions:

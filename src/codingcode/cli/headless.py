@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from codingcode.agent.session import AgentSession, Outcome
     from codingcode.agent.sessions.store import LoadedSession
     from codingcode.agent.transcript import AgentEvent
-    from codingcode.commands.invoke import Invocation
+    from codingcode.custom_commands.invoke import Invocation
     from codingcode.workspace import Workspace
 
 #: How ``codingcode run`` ends (README, "Headless mode").
@@ -268,7 +268,7 @@ def run_headless(
 
 def _mcp_prompt(text: str) -> tuple[str, str] | None:
     """``("server:prompt", ARGS)`` when ``text`` is ``/server:prompt ARGS``."""
-    from codingcode.commands.invoke import (
+    from codingcode.custom_commands.invoke import (
         is_command_line,
         is_mcp_prompt_name,
         split_command_line,

@@ -135,7 +135,7 @@ def _takes_prompt_name(get: Any, prompt: dict[str, Any]) -> bool:
 
 @dataclass
 class CommandPrompts:
-    """The custom slash commands (a ``codingcode.commands`` CommandRegistry, or anything with
+    """The custom slash commands (a ``codingcode.custom_commands`` CommandRegistry, or anything with
     ``list()`` of commands that have ``name``, ``description``, ``argument_hint`` and ``async
     prompt(arguments)``) as prompts with one optional argument, ``arguments``: the text after
     ``/name``. The prompt is the command's text with the arguments put in; its ``!`` lines
@@ -178,9 +178,9 @@ class CommandPrompts:
 def project_commands(
     project: Path, is_trusted: Callable[[Path, bytes], bool]
 ) -> tuple[CommandPrompts, list[str]]:
-    """The project's and the user's custom commands (``codingcode.commands``) as a prompt
+    """The project's and the user's custom commands (``codingcode.custom_commands``) as a prompt
     source, with the loader's notes (one line per file that could not be loaded)."""
-    from codingcode.commands import CommandRegistry
+    from codingcode.custom_commands import CommandRegistry
 
     registry = CommandRegistry.load(project, is_trusted=is_trusted)
     return CommandPrompts(registry), list(registry.notes)
