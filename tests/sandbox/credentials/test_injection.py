@@ -258,3 +258,33 @@ def test_nothing_leaks_into_files_and_the_ca_key_is_nowhere(world: dict[str, Any
             p = Path(dirpath) / name
             if os.access(p, os.R_OK):
                 assert b"PRIVATE KEY" not in p.read_bytes()
+
+
+@needs_bwrap
+def test_invalid_server_certificate_and_a_pinning_client_are_one_clear_line(
+    world: dict[str, Any],
+) -> None:
+    box: Box = world["box"]
+    port, srv = world["port"], world["srv"]
+    # A client trusting only the server's own CA (as a pinning client does) refuses ours.
+    ca_pem = world["scratch"] / "ca" / "ca.pem"
+    r = box.run(
+        f'curl -sS -m 20 --cacert {ca_pem} -H "Authorization: Bearer $GITHUB_TOKEN" '
+        f"https://github.com:{port}/pinned",
+        env=world["env"],
+    )
+    assert r.exit_code != 0
+    assert "refused the sandbox's certificate for github.com" in r.notice
+    assert all(x.path != "/pinned" for x in srv.received)
+    # A server the system does not trust gets nothing: the proxy checks it with the system's
+    # trust store here (the test CA is not in it).
+    world["service"].network_proxy.upstream_context = None
+    r2 = box.run(
+        f'curl -sS -m 20 -H "Authorization: Bearer $GITHUB_TOKEN" https://github.com:{port}/bad',
+        env=world["env"],
+    )
+    assert r2.exit_code != 0
+    assert "github.com's certificate could not be verified" in r2.notice
+    assert all(x.path != "/bad" for x in srv.received)
+    assert r.notice.count("\n") <= 2 and "Traceback" not in out(r2) + r2.notice
+    _no_real_value(out(r), out(r2), r.notice, r2.notice)
