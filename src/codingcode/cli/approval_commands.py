@@ -115,6 +115,11 @@ def _capabilities(runner: Any, tool: str, decision: Any) -> dict[str, Any]:
         out["exposes"] = [
             {"path": str(p), "access": "read-write" if w else "read-only"} for p, w in shown
         ]
+        if policy.credentials:
+            from codingcode.sandbox.credentials.mounts import describe
+
+            # Placeholders, never values: what each masked credential is for this call.
+            out["credentials"] = describe(policy.credentials, tls_terminate=policy.tls_terminate)
     return out
 
 
