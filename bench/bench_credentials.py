@@ -28,6 +28,7 @@ import statistics
 import threading
 import time
 from collections.abc import Iterator
+from typing import ClassVar
 
 from _common import interleaved
 from codingcode.sandbox.credentials.broker import CallCredentials, Secret
@@ -51,7 +52,7 @@ async def resolver(host: str, port: int) -> list[IPAddress]:
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    seen: list[str] = []
+    seen: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
         _Handler.seen.append(self.headers.get("Authorization", ""))
