@@ -585,21 +585,15 @@ class AuditLog:
         """The proxy's connection records (newest last): (call_id, time, method, host, port,
         allowed, reason, setting, address). ``allowed``: only allowed (True) or refused
         (False) ones; ``host``: a glob on the name."""
-        where: list[str] = []
-        params: list[Any] = []
-        if call_id is not None:
-            where.append("call_id = ?")
-            params.append(call_id)
-        if allowed is not None:
-            where.append("allowed = ?")
-            params.append(1 if allowed else 0)
-        if host is not None:
-            where.append("host GLOB ?")
-            params.append(host.lower())
         columns = [
             "call_id", "time", "method", "host", "port", "allowed", "reason", "setting", "address",
         ]  # fmt: skip
-        return self._select("network_audit", columns, where, params, limit)
+        filters = [
+            ("call_id = ?", call_id),
+            ("allowed = ?", None if allowed is None else int(allowed)),
+            ("host GLOB ?", None if host is None else host.lower()),
+        ]
+        return self._select("network_audit", columns, filters, limit)
 
     def network_records(
         self,
@@ -670,8 +664,13 @@ class AuditLog:
             return conn
 
     def _select(
-        self, table: str, columns: list[str], where: list[str], params: list[Any], limit: int
+        self, table: str, columns: list[str], filters: list[tuple[str, Any]], limit: int
     ) -> list[Any]:
+        """The newest ``limit`` rows of ``table`` (oldest first) matching every filter whose
+        value is not None (``("tool GLOB ?", value)``); a column the table lacks (an older
+        log) reads as NULL."""
+        where = [clause for clause, value in filters if value is not None]
+        params = [value for _, value in filters if value is not None]
         if not self.path.exists():
             return []
         try:
@@ -697,18 +696,12 @@ class AuditLog:
     def query(
         self, *, decision: str | None = None, tool: str | None = None, limit: int = 50
     ) -> list[AuditRecord]:
-        where, params = [], []
-        if decision:
-            where.append("decision = ?")
-            params.append(decision)
-        if tool:
-            where.append("tool GLOB ?")
-            params.append(tool)
         columns = [
             "id", "time", "session", "turn", "tool", "args", "layer", "decision", "reason",
             "rule", "project", "call_id", "answer", "grant_rule",
         ]  # fmt: skip
-        rows = self._select("approval_audit", columns, where, params, limit)
+        filters = [("decision = ?", decision or None), ("tool GLOB ?", tool or None)]
+        rows = self._select("approval_audit", columns, filters, limit)
         return [
             AuditRecord(
                 id=r[0], time=r[1], session=r[2], turn=r[3], tool=r[4], args=_loads(r[5]),
@@ -722,18 +715,12 @@ class AuditLog:
         self, *, outcome: str | None = None, tool: str | None = None, limit: int = 50
     ) -> list[CallRecord]:
         """One record per call: the final decision and the outcome, newest last."""
-        where, params = [], []
-        if outcome:
-            where.append("outcome = ?")
-            params.append(outcome)
-        if tool:
-            where.append("tool GLOB ?")
-            params.append(tool)
         columns = [
             "id", "call_id", "time", "session", "turn", "tool", "project", "decision", "layer",
             "rule", "outcome", "error_kind", "exit_code", "duration_ms", "result_bytes", "detail",
         ]  # fmt: skip
-        return [CallRecord(*r) for r in self._select("call_outcome", columns, where, params, limit)]
+        filters = [("outcome = ?", outcome or None), ("tool GLOB ?", tool or None)]
+        return [CallRecord(*r) for r in self._select("call_outcome", columns, filters, limit)]
 
     def close(self) -> None:
         with self._lock:
