@@ -406,6 +406,15 @@ def build_runner(
 
             pipeline.confirmer = NotifyingConfirmer(pipeline.confirmer, lifecycle)
     runner.launcher = launcher
+    launcher_policy: Any = getattr(launcher, "policy", None)
+    if getattr(launcher_policy, "credentials", None):
+        from codingcode.sandbox.credentials.mounts import describe as describe_credentials
+
+        pipeline.credentials = tuple(
+            describe_credentials(
+                launcher_policy.credentials, tls_terminate=launcher_policy.tls_terminate
+            )
+        )
     if checkpoints:
         from codingcode.checkpoints.recorder import recorder_for
 
