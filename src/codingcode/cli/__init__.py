@@ -43,6 +43,7 @@ COMMAND_MODULES = [
     "codingcode.cli.checkpoint_commands",
     "codingcode.cli.hooks_commands",
     "codingcode.cli.config_commands",
+    "codingcode.cli.fleet_commands",
 ]
 
 
