@@ -171,7 +171,12 @@ def tool_rules(allowed: Sequence[str], disallowed: Sequence[str]) -> tuple[list[
 
 
 def ignored_profile_notes(session: AgentSession) -> list[str]:
-    return [a.ignored for a in session.agents.values() if a.ignored]
+    from codingcode.agent.profiles import SKIPPED
+
+    return [
+        *SKIPPED.get(session.project, []),
+        *(a.ignored for a in session.agents.values() if a.ignored),
+    ]
 
 
 def load_for_run(

@@ -27,6 +27,11 @@ CLAUDE_TOOLS: dict[str, str] = {
     "Task": "dispatch_agent",
     "Agent": "dispatch_agent",
     "ToolSearch": "tool_search",
+    "NotebookRead": "read_file",
+    "BashOutput": "command_output",
+    "KillShell": "command_kill",
+    "KillBash": "command_kill",
+    "ExitPlanMode": "exit_plan_mode",
 }
 _MCP = re.compile(r"^mcp__([A-Za-z0-9_-]+?)(?:__(.+))?$")
 
