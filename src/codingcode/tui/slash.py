@@ -137,8 +137,13 @@ class SlashHandler:
             names = [*COMMANDS, *(f"/{c.name}" for c in self.custom.list())]
             close = difflib.get_close_matches(name, names, n=1)
             hint = f" Did you mean {close[0]}?" if close else ""
+            from codingcode.custom_commands.invoke import names_file_of
+
+            why = [n for n in self.custom.notes if names_file_of(n, name[1:])]
+            if why:  # its file did not load: say why
+                hint += f" ({'; '.join(why)})"
             self.console.print(
-                f"[yellow]Unknown command {escape(name)}.[/]{hint} /help lists them "
+                f"[yellow]Unknown command {escape(name)}.[/]{escape(hint)} /help lists them "
                 "(nothing was sent to the model)."
             )
             return Result()
@@ -186,6 +191,12 @@ class SlashHandler:
                 hint = f" {c.argument_hint}" if c.argument_hint else ""
                 lines.append(f"  /{c.name}{hint} — {c.description} ({c.source})")
             self.console.print("\n".join(lines), highlight=False, markup=False)
+        if self.custom.notes:  # the files that did not load (or loaded with a warning)
+            self.console.print(
+                "\n".join(["Command files:", *(f"  {n}" for n in self.custom.notes)]),
+                highlight=False,
+                markup=False,
+            )
         prompts = await self._mcp_prompts()
         if prompts:
             self.console.print(
