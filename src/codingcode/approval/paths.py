@@ -175,13 +175,20 @@ _decision = threading.local()
 
 
 def begin_decision() -> None:
-    """Start one decision: symlinks are resolved afresh, once per path within it."""
-    _decision.cache = {}
+    """Start one decision: symlinks are resolved afresh, once per path within it. Nested
+    (the rule engine inside the pipeline's decision): the outer one's memo goes on."""
+    depth = getattr(_decision, "depth", 0)
+    if depth == 0:
+        _decision.cache = {}
+    _decision.depth = depth + 1
 
 
 def end_decision() -> None:
     """End it: a resolution outside a decision is fresh every time (never the last one's)."""
-    _decision.cache = None
+    depth = max(0, getattr(_decision, "depth", 0) - 1)
+    _decision.depth = depth
+    if depth == 0:
+        _decision.cache = None
 
 
 def spellings(path: str, cwd: str | Path) -> tuple[str, ...]:

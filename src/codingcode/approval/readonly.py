@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from codingcode.approval import shell
+from codingcode.approval.paths import spellings
 
 #: Directories any read-only command may read besides the project.
 SYSTEM_READ_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt")
@@ -179,10 +180,9 @@ def _masked(path: str) -> bool:
 
 
 def _path_ok(text: str, cwd: str, roots: tuple[str, ...]) -> bool:
-    absolute = text if text.startswith("/") else posixpath.join(cwd, text)
-    lexical = posixpath.normpath(absolute)
-    real = os.path.realpath(lexical)
-    return all(_inside(p, roots) and not _masked(p) for p in (lexical, real))
+    # (lexical,) or (lexical, resolved): within one decision each path is resolved once,
+    # and the secrets check that follows reads the same resolution
+    return all(_inside(p, roots) and not _masked(p) for p in spellings(text, cwd))
 
 
 def _glob_ok(word: shell.Word, cwd: str, roots: tuple[str, ...]) -> bool:
