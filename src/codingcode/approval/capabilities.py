@@ -13,7 +13,7 @@ acceptEdits), read-only auto-allow, ``approvals.autoAllowSandboxed``, a hook's a
 session grant allow the call but show it none of its masked paths: the analysis behind them
 can be wrong about what the command does, and the sandbox is what holds then.
 
-Commands are read through the shell analysis (:mod:`codingcode.approval.shell`), used here
+Commands are read through the shell analysis (:mod:`codingcode.shell`), used here
 read-only: each simple command's arguments and redirect targets, resolved against that
 command's directory. Words only known at run time (``$X``, ``$(...)``) and glob patterns
 (``.env*``) name nothing: exposure follows what the rules saw, literally.
@@ -28,11 +28,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codingcode.approval import shell
+from codingcode import shell
 from codingcode.approval.call import CONFIRM, HOOK, MODE, PERMISSION_HOOK, RULES, WHITELIST
-from codingcode.approval.paths import lexical, spellings
 from codingcode.approval.presets import NAMES_ONLY
 from codingcode.capabilities import CapabilitySet
+from codingcode.paths import lexical, spellings
 from codingcode.sandbox.masks import MaskSpec
 from codingcode.sandbox.secrets import SecretMatcher
 from codingcode.tools.declarations import Lookup, builtin_declaration

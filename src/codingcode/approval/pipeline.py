@@ -36,8 +36,8 @@ from codingcode.approval.confirm import (
     as_reply,
     headless_message,
 )
-from codingcode.approval.paths import begin_decision, end_decision, is_control_file, is_inside
 from codingcode.capabilities import NO_CAPABILITIES, CapabilitySet
+from codingcode.paths import begin_decision, end_decision, is_control_file, is_inside
 
 
 def is_read_only_tool(call: ToolCall) -> bool:
@@ -148,6 +148,9 @@ class ApprovalPipeline:
         #: Set by the runner once the sandbox is known, when the settings turn on
         #: ``approvals.autoAllowSandboxed``.
         self.contained = contained
+        #: The sandbox's masked credentials, one line each (set by the runner): shown with
+        #: the question about a call that runs commands.
+        self.credentials: tuple[str, ...] = ()
         #: Rules granted "for this session": gone when the session ends. A sub-agent's
         #: pipeline shares its parent's (one session, one set of grants).
         self.session_grants = SessionGrants()
@@ -367,6 +370,7 @@ class ApprovalPipeline:
                 replace(call, args=args),
                 () if preset else self.rule_domains(replace(call, args=args), suggestion),
             ),
+            credentials=self.credentials if call.declaration.runs_commands else (),
         )
         reply = as_reply(await self.confirmer.confirm(request))
         return done(*self._answered(call, reply, suggestion, preset), args)

@@ -123,6 +123,11 @@ def _capabilities(runner: Any, tool: str, decision: Any) -> dict[str, Any]:
         out["not_exposed"] = _not_exposed(
             call_view(resolver, env, named), {p for p, _ in shown}, withheld, decision.decision
         )
+        if policy.credentials:
+            from codingcode.sandbox.credentials.mounts import describe
+
+            # Placeholders, never values: what each masked credential is for this call.
+            out["credentials"] = describe(policy.credentials, tls_terminate=policy.tls_terminate)
     return out
 
 
@@ -350,8 +355,8 @@ def register(app: typer.Typer) -> None:
         connection), newest last."""
         import datetime
 
-        from codingcode.approval.audit import AuditLog
         from codingcode.cli.exits import fail
+        from codingcode.record.audit import AuditLog
 
         decisions = ("allow", "deny", "ask", "continue")
         if decision is not None and decision not in decisions:
