@@ -3,6 +3,7 @@ traps, scripts in files this line writes (Makefile, package.json), hidden shells
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import replace
 from typing import Any, cast
@@ -10,7 +11,7 @@ from typing import Any, cast
 from codingcode.paths import lexical
 from codingcode.shell import flow
 from codingcode.shell.context import Ctx, Walk, deeper
-from codingcode.shell.model import MAX_DEPTH, Command, Redirect, Stdin, Word, literal_word
+from codingcode.shell.model import DYN, MAX_DEPTH, Command, Redirect, Stdin, Word, literal_word
 from codingcode.shell.programs import (
     DOWNLOADERS,
     NON_RUNNERS,
@@ -82,6 +83,9 @@ def emit(walker: Walk, cmd: Command, ctx: Ctx) -> None:
         # before a program the assignment is that program's alone
         walker.note_assignment(name, prefix=bool(cmd.argv))
         walker.env_effect(name, value, cmd, ctx)
+        if cmd.argv and not ctx.via:  # the program may hand it to a shell (PERL5DB, ...)
+            for piece in embedded_commands(value.text.replace(DYN, " ")):
+                out.speculative.append((piece, cmd.cwd, cmd.program or ""))
     if cmd.program == "env":
         for name, value in env_pairs(cmd):
             walker.note_assignment(name, prefix=True)
@@ -223,26 +227,106 @@ def run_file(walker: Walk, w: Word, cmd: Command, ctx: Ctx, via: str) -> Ctx | N
         walker.opaque(f"{via} runs a script whose name or content is only known at run time")
     elif via in SOURCED_VARIABLES:
         walker.opaque(f"{via} makes every shell started here run {w.text}")
+    elif maybe_downloaded(walker, w.text, cmd):
+        walker.out.downloads_into_shell.append(f"{via} runs a script this line may download")
     return None
 
 
 def speculate(walker: Walk, cmd: Command) -> None:
-    """An unknown program may run what it reads on stdin or holds in its arguments."""
+    """An unknown program may run what it reads on stdin or holds in its arguments (or in
+    the variables set for it): each text that could be a command line is looked at."""
     prog = cmd.program or ""
     if prog in STARTS_A_SHELL:
         walker.shell_stdin(cmd, Ctx(cmd.cwd, {}, 1, cmd.via), prog)
-        return
     stdin = cmd.stdin
+    spec = walker.out.speculative
     if stdin is not None and stdin.text:
         text = stdin.text[:20_000]
-        walker.out.speculative.append((text, cmd.cwd, prog))
+        spec.append((text, cmd.cwd, prog))
         stripped = strip_runner_marks(text)
         if any(ch in text for ch in "!%({") and stripped.split() != text.split():
-            walker.out.speculative.append((stripped, cmd.cwd, prog))
-    for w in cmd.argv[1:]:
-        text = w.text
-        if not w.dynamic and any(ch in text for ch in " !;|(") and len(text) < 20_000:
-            walker.out.speculative.append((strip_runner_marks(text), cmd.cwd, prog))
+            spec.append((stripped, cmd.cwd, prog))
+        for piece in embedded_commands(text):
+            spec.append((piece, cmd.cwd, prog))
+    texts = [w.text.replace(DYN, " ") for w in cmd.argv[1:]]
+    texts += [v.text.replace(DYN, " ") for _, v in cmd.assigns]
+    for text in texts:
+        if len(text) >= 20_000:
+            continue
+        if any(ch in text for ch in " !;|("):
+            spec.append((strip_runner_marks(text), cmd.cwd, prog))
+        for piece in embedded_commands(text):
+            spec.append((piece, cmd.cwd, prog))
+
+
+#: Interpreters whose code is command lines (a program name runs that program).
+SHELL_LIKE_LANGUAGES = frozenset({"pwsh", "powershell"})
+
+#: Where a command line hides inside an argument: a quoted string, a {group}, the value of
+#: an option (``--cmd=X``, ``-oKey=X``, ``a=1,b=X``), after a one-letter option (``-HX``).
+_QUOTED = re.compile(r"\"([^\"]{2,})\"|'([^']{2,})'")
+_BRACED = re.compile(r"\{([^{}]{2,})\}")
+_OPTION_VALUE = re.compile(r"(?:^|[,:])[\w.:-]*=([^,]{2,})")
+_AFTER_SHORT = re.compile(r"^-[A-Za-z]([A-Za-z/].+\s.*)$")
+_CALL_ARGS = re.compile(r"\(\s*[\"'][^\"']+[\"'](?:\s*,\s*[\"'][^\"']*[\"'])+")
+MAX_EMBEDDED = 8
+
+#: Programs that fetch from or talk to other hosts.
+NETWORK_CLIENTS = frozenset(
+    {"ftp", "tftp", "sftp", "scp", "smbclient", "socat", "nc", "ncat", "netcat", "telnet"}
+    | {"lwp-download", "lwp-request", "aria2c", "ssh", "rsync", "curl", "wget", "axel"}
+)
+#: Text naming another host or a network call.
+REMOTE = re.compile(
+    r"\b(?:https?|ftps?|tftp|sftp|scp|smb|rsync)://|\b[\w.-]+@[\w.-]+:|\btcp[46]?(?:-connect)?:\w|"
+    r"^\\\\[\w.-]+\\|\bIO::Socket|\bsocket\s*\(|\burl(?:open|retrieve)\b"
+)
+
+
+def maybe_downloaded(walker: Walk, path: str, runner: Command) -> bool:
+    """An earlier command of this line names ``path`` (or its directory) and reaches
+    another host: the script ``runner`` runs may be what it fetched."""
+    parent = posixpath.dirname(path)
+    names_it = remote = False
+    for c in walker.out.commands:
+        if c.argv is runner.argv:
+            continue
+        texts = [w.text for w in c.argv[1:]]
+        if c.stdin is not None and c.stdin.text:
+            texts.append(c.stdin.text)
+        joined = "\n".join(texts)
+        if path in joined or (parent not in ("", "/", ".") and parent in texts):
+            names_it = True
+        if c.program in NETWORK_CLIENTS or REMOTE.search(joined):
+            remote = True
+    return names_it and remote
+
+
+def embedded_commands(text: str) -> list[str]:
+    """Pieces of ``text`` that may be handed to a shell by the program that gets it (at
+    most MAX_EMBEDDED; only those with a space or naming a program by path)."""
+    found: list[str] = []
+    for m in _QUOTED.finditer(text):
+        found.append(next(g for g in m.groups() if g is not None))
+    found.extend(m.group(1) for m in _BRACED.finditer(text))
+    if "," in text:
+        found.append(text.replace(",", " "))
+    for m in _CALL_ARGS.finditer(text):  # Start("sudo", "id"), exec('sudo','id')
+        found.append(" ".join(q for q in re.findall(r"[\"']([^\"']*)[\"']", m.group(0))))
+    for m in _OPTION_VALUE.finditer(text):
+        found.append(m.group(1).strip("'\""))
+    m2 = _AFTER_SHORT.match(text)
+    if m2 is not None:
+        found.append(m2.group(1))
+    head, _, rest = text.strip().partition(" ")
+    if rest and not head.startswith("-"):
+        found.append(rest)
+    out: list[str] = []
+    for piece in found:
+        piece = piece.strip()
+        if piece and piece != text and piece not in out and (" " in piece or "/" in piece):
+            out.append(piece)
+    return out[:MAX_EMBEDDED]
 
 
 def follow(walker: Walk, parts: list[tuple[str, Any]], cmd: Command, ctx: Ctx) -> None:
@@ -333,6 +417,8 @@ def hidden_shell(walker: Walk, cmd: Command, ctx: Ctx) -> None:
         rest = w.text[m.start("shell") :] if m is not None else ""
         if " " in rest or ";" in rest:
             walker.nested_script(literal_word(rest), cmd, ctx, prog)
+        if any(REMOTE.search(x.text) for x in words):
+            walker.mark_opaque(cmd, f"{prog} may hand what it downloads to a shell")
         # and the shell it starts reads this command's stdin
         walker.shell_stdin(cmd, ctx, f"{prog} (a shell it may start)")
         return
@@ -364,8 +450,12 @@ def shell_like(walker: Walk, cmd: Command, ctx: Ctx, prog: str) -> None:
             walker.nested_script(inv.code, cmd, ctx, prog)
         elif inv.code.dynamic:
             walker.mark_opaque(cmd, f"{prog} runs code only known at run time")
+        elif prog in SHELL_LIKE_LANGUAGES:
+            walker.nested_script(inv.code, cmd, ctx, prog)
         else:
             walker.follow(code_parts(inv.code.text, lang(prog)), cmd, ctx)
+            for piece in embedded_commands(inv.code.text):
+                out.speculative.append((piece, cmd.cwd, prog))
         return
     if inv.script is not None:
         if is_shell:
@@ -378,6 +468,11 @@ def shell_like(walker: Walk, cmd: Command, ctx: Ctx, prog: str) -> None:
                 walker.mark_opaque(cmd, f"{prog} runs a script this command makes")
             else:
                 walker.follow(code_parts(content, lang(prog)), cmd, ctx)
+        elif not inv.script.dynamic and maybe_downloaded(walker, inv.script.text, cmd):
+            out.downloads_into_shell.append(f"{prog} runs a script this line may download")
+        else:
+            for piece in embedded_commands(inv.script.text):  # `guile -c CODE`, ...
+                out.speculative.append((piece, cmd.cwd, prog))
         return
     stdin = cmd.stdin
     if stdin is None:
@@ -388,6 +483,8 @@ def shell_like(walker: Walk, cmd: Command, ctx: Ctx, prog: str) -> None:
         out.downloads_into_shell.append(f"a download is fed into {prog}")
     elif stdin.text is not None:
         walker.follow(code_parts(stdin.text, lang(prog)), cmd, ctx)
+        for piece in embedded_commands(stdin.text[:20_000]):
+            out.speculative.append((piece, cmd.cwd, prog))
     elif stdin.opaque:
         walker.mark_opaque(cmd, f"{prog} {OPAQUE_STDIN}")
 

@@ -14,11 +14,25 @@ from codingcode.shell.source import last_simple_command, node_key
 WRITERS = frozenset({"tee", "cp", "mv", "install", "ln", "dd"})
 
 
+#: Files that make a later program run commands (less, shells started later, direnv).
+CONFIGURES_LATER_RUNS = (
+    "/.lessfilter",
+    "/.lesspipe",
+    "/.bashrc",
+    "/.bash_profile",
+    "/.bash_login",
+    "/.profile",
+    "/.zshrc",
+    "/.zshenv",
+    "/.envrc",
+    "/.bash_logout",
+)
 RUNS_SOMETHING = re.compile(
     r"/etc/+g?shadow|/etc/+passwd|\.ssh/|(?<![\w.-])\.env(?![\w-])|"
     r"(?:^|[=\s\"'{;:,(!|`])(?:/usr)?(?:/s?bin/)?(?:ba|da|z|k|c|a)?sh(?:$|[\s;\"'})&|,])|"
     r"\b(?:system|exec|popen|spawn|shell_exec|passthru)\s*\(|\bos\.execute\b|`[^`]+`|"
-    r"(?:^|[;\n])\s*spawn\s"  # expect
+    r"(?:^|[;\n])\s*spawn\s|"  # expect
+    r"(?:^|[\s;|&`'\"(!{:=,])(?:sudo|doas|pkexec|run0)(?:$|[\s;\"'})&|,])"  # raises privileges
 )
 
 
@@ -162,6 +176,8 @@ def check_written(walker: Walk, before: int) -> None:
             walker.active_files.append((path, len(walker.out.commands)))
         if "/.git/hooks/" in path or path.endswith(("/.git/config", "/.gitconfig")):
             walker.opaque(f"{path} is a file git runs or reads commands from later")
+        elif path.endswith(CONFIGURES_LATER_RUNS):
+            walker.opaque(f"{path} is a file a program runs or reads commands from later")
 
 
 def file_content(walker: Walk, w: Word, cwd: str) -> str | None:

@@ -27,6 +27,7 @@ from typing import Any
 
 from codingcode.shell.expand import decode_ansi_c
 from codingcode.shell.model import DYN, Command, Word, literal_word
+from codingcode.shell.programs import SHELLS
 
 Part = tuple[str, Any]
 
@@ -260,6 +261,13 @@ def _tar(cmd: Command) -> list[Part]:
         elif name in _TAR_CMD:
             v = val if eq else (rest[i + 1].text if i + 1 < len(rest) else "")
             parts.append(("script", _lit(v)))
+            if (
+                name == "--to-command"
+                and v.split()[:1]
+                and v.split()[0].rsplit("/", 1)[-1] in SHELLS
+            ):
+                # each file of the archive is fed to it: a shell runs the archive's content
+                parts.append(("opaque", "tar --to-command hands the archive's files to a shell"))
         elif t in ("-I", "-F") and i + 1 < len(rest):
             parts.append(("script", rest[i + 1]))
         elif t.startswith("-I") and len(t) > 2 and not t.startswith("--"):
@@ -895,7 +903,68 @@ def look_inside(cmd: Command) -> list[Part] | None:
         return _sqlite(cmd)
     if prog in ("nc", "ncat", "netcat"):
         return _nc(cmd) or None
+    if prog == "cpio":
+        return _cpio(cmd) or None
+    if prog in ("dosbox", "dosbox-x"):
+        return _dosbox(cmd) or None
     return _opaque_builtin(cmd)
+
+
+#: cpio options that take a value.
+_CPIO_ARG = frozenset("CEFHIMORW")
+
+
+def _cpio(cmd: Command) -> list[Part]:
+    """``cpio -p DIR``: copies the files named on stdin into DIR (``DIR/name``)."""
+    rest = [w.text for w in cmd.argv[1:]]
+    passing = False
+    operands: list[str] = []
+    skip = False
+    for t in rest:
+        if skip:
+            skip = False
+        elif t == "--pass-through":
+            passing = True
+        elif t.startswith("--"):
+            pass
+        elif t.startswith("-") and len(t) > 1:
+            passing = passing or "p" in t
+            skip = t[-1] in _CPIO_ARG
+        else:
+            operands.append(t)
+    if not passing or not operands:
+        return []
+    dest = operands[-1]
+    stdin = cmd.stdin
+    if DYN in dest or stdin is None or stdin.text is None:
+        return [("opaque", "cpio -p copies files only known at run time")]
+    names = [x for x in stdin.text.split("\n") if x.strip()][:1000]
+    return [("write", literal_word(dest.rstrip("/") + "/" + n.lstrip("/"))) for n in names]
+
+
+_DOS_PATH = re.compile(r"(?:(>)\s*)?\b([A-Za-z]):([\\/][^\s\"'>|]*)?")
+
+
+def _dosbox(cmd: Command) -> list[Part]:
+    """``dosbox -c 'mount c DIR' -c 'type c:\\x'``: a drive stands for a host directory."""
+    commands = [cmd.argv[i + 1].text for i, w in enumerate(cmd.argv[:-1]) if w.text == "-c"]
+    drives: dict[str, str] = {}
+    parts: list[Part] = []
+    for text in commands:
+        words = text.split()
+        if len(words) >= 3 and words[0].lower() == "mount":
+            drives[words[1].lower()[:1]] = words[2]
+            continue
+        for m in _DOS_PATH.finditer(text):
+            base = drives.get(m.group(2).lower())
+            if base is None:
+                continue
+            if DYN in base:
+                return [("opaque", "dosbox mounts a directory only known at run time")]
+            rel = (m.group(3) or "").replace("\\", "/").lstrip("/")
+            path = base.rstrip("/") + "/" + rel
+            parts.append(("write" if m.group(1) else "read", literal_word(path)))
+    return parts
 
 
 # -- interpreters' inline code --------------------------------------------------------------
@@ -1148,6 +1217,9 @@ def _tcl_parts(code: str, *, spawn: bool = False) -> list[Part]:
 #: Every program look_inside knows something about (anything else: None at once).
 _HANDLED = frozenset(
     {
+        "cpio",
+        "dosbox",
+        "dosbox-x",
         "npx",
         "bunx",
         "pnpx",
