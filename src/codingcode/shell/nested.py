@@ -220,6 +220,10 @@ def run_file(walker: Walk, w: Word, cmd: Command, ctx: Ctx, via: str) -> Ctx | N
     if walker.written(w, cwd):
         content = walker.file_content(w, cwd or "/")
         if content is None:
+            if not w.dynamic and maybe_downloaded(walker, w.text, cmd):
+                walker.out.downloads_into_shell.append(
+                    f"{via} runs a script this line may download"
+                )
             walker.opaque(f"{via} runs a file this command writes, whose content is unknown")
             return None
         return walker.nested_script(literal_word(content), cmd, ctx, via)
@@ -266,7 +270,7 @@ SHELL_LIKE_LANGUAGES = frozenset({"pwsh", "powershell"})
 #: an option (``--cmd=X``, ``-oKey=X``, ``a=1,b=X``), after a one-letter option (``-HX``).
 _QUOTED = re.compile(r"\"([^\"]{2,})\"|'([^']{2,})'")
 _BRACED = re.compile(r"\{([^{}]{2,})\}")
-_OPTION_VALUE = re.compile(r"(?:^|[,:])[\w.:-]*=([^,]{2,})")
+_OPTION_VALUE = re.compile(r"(?:^|[,:'\"\s])[\w.:-]*=([^,]{2,})")
 _AFTER_SHORT = re.compile(r"^-[A-Za-z]([A-Za-z/].+\s.*)$")
 _CALL_ARGS = re.compile(r"\(\s*[\"'][^\"']+[\"'](?:\s*,\s*[\"'][^\"']*[\"'])+")
 MAX_EMBEDDED = 8
@@ -348,7 +352,10 @@ def follow(walker: Walk, parts: list[tuple[str, Any]], cmd: Command, ctx: Ctx) -
         elif kind in ("write", "read"):
             w = cast(Word, payload)
             op = ">" if kind == "write" else "<"
-            walker.add(Command((), cmd.cwd, (Redirect(op, w),), via=cmd.via, transparent=True))
+            pseudo = Command((), cmd.cwd, (Redirect(op, w),), via=cmd.via, transparent=True)
+            walker.add(pseudo)
+            if kind == "write":
+                walker.record_writes(pseudo, None)
         elif kind == "opaque":
             walker.mark_opaque(cmd, str(payload))
 

@@ -905,9 +905,34 @@ def look_inside(cmd: Command) -> list[Part] | None:
         return _nc(cmd) or None
     if prog == "cpio":
         return _cpio(cmd) or None
+    if prog in _PROGRAM_OPTIONS:
+        return _program_options(cmd, _PROGRAM_OPTIONS[prog]) or None
     if prog in ("dosbox", "dosbox-x"):
         return _dosbox(cmd) or None
     return _opaque_builtin(cmd)
+
+
+#: Options whose value is a program the command runs (``rg --pre CMD``, ``sort
+#: --compress-program=CMD``, ``less``/``zless`` are pagers elsewhere).
+_PROGRAM_OPTIONS = {
+    "rg": ("--pre",),
+    "sort": ("--compress-program",),
+    "gsort": ("--compress-program",),
+    "diff": ("--diff-program",),
+    "sdiff": ("--diff-program",),
+}
+
+
+def _program_options(cmd: Command, options: tuple[str, ...]) -> list[Part]:
+    parts: list[Part] = []
+    rest = list(cmd.argv[1:])
+    for i, w in enumerate(rest):
+        name, eq, val = w.text.partition("=")
+        if name in options:
+            value = _lit(val) if eq else (rest[i + 1] if i + 1 < len(rest) else None)
+            if value is not None:
+                parts.append(("script", value))
+    return parts
 
 
 #: cpio options that take a value.
@@ -995,9 +1020,9 @@ def code_parts(code: str, lang: str) -> list[Part]:
     spans = [m.span() for m in _STRING_LIT.finditer(code)]
     spawns = [m for m in _SPAWN.finditer(code) if not any(a <= m.start() < b for a, b in spans)]
     backticks = lang in ("perl", "ruby", "php", "julia", "node") and _BACKTICK_RUN.search(code)
+    parts: list[Part] = file_writes(code)
     if not spawns and not backticks:
-        return []
-    parts: list[Part] = []
+        return parts
     for m in spawns:
         name = m.group(0)
         if name in ("run", "pipeline", "exec", "system") and lang == "python":
@@ -1024,6 +1049,39 @@ def code_parts(code: str, lang: str) -> list[Part]:
                 parts.append(("script", literal_word(lit)))
         if re.search(r"\bqx[({\[<]|%x[({\[]", code):
             parts.append(("opaque", f"{lang} qx/%x runs a command"))
+    return parts
+
+
+#: Inline code writing a file named by a string literal: open(F, "w"), Path(F).write_text,
+#: fs.writeFileSync(F), File.write(F), file_put_contents(F), open(FH, ">", F)...
+_Q = r"""(?P<q>['"])(?P<path>[^'"]+)(?P=q)"""
+_WRITE_CALLS = (
+    re.compile(r"\bopen\s*\(\s*" + _Q + r"""\s*,\s*(?:mode\s*=\s*)?['"][^'"]*[wax+]"""),
+    re.compile(
+        r"\bPath\s*\(\s*" + _Q + r"\s*\)\s*\.\s*(?:write_text|write_bytes|open|touch|unlink)"
+    ),
+    re.compile(
+        r"\b(?:writeFileSync|writeFile|appendFileSync|appendFile|createWriteStream|"
+        r"file_put_contents|File\.write|IO\.write)\s*\(\s*" + _Q
+    ),
+    re.compile(
+        r"""\b(?:copyfile|copy2?|copyFileSync|copyFile|move|rename|renameSync)\s*\(\s*"""
+        r"""['"][^'"]*['"]\s*,\s*""" + _Q
+    ),
+    re.compile(r"""\bFile\.open\s*\(\s*""" + _Q + r"""\s*,\s*['"][^'"]*[wa+]"""),
+    re.compile(r"""\bopen\s*\(\s*[^,()]+,\s*['"]\+?>{1,2}\s*['"]\s*,\s*""" + _Q),
+    re.compile(r"""\bopen\s*\(\s*[^,()'"]+,\s*(?P<q>['"])\+?>{1,2}\s*(?P<path>[^'"]+)(?P=q)"""),
+)
+
+
+def file_writes(code: str) -> list[Part]:
+    """The files inline code writes, as far as string literals name them."""
+    parts: list[Part] = []
+    for rx in _WRITE_CALLS:
+        for m in rx.finditer(code):
+            path = m.group("path").strip()
+            if path and DYN not in path:
+                parts.append(("write", literal_word(path)))
     return parts
 
 
@@ -1218,6 +1276,11 @@ def _tcl_parts(code: str, *, spawn: bool = False) -> list[Part]:
 _HANDLED = frozenset(
     {
         "cpio",
+        "rg",
+        "sort",
+        "gsort",
+        "diff",
+        "sdiff",
         "dosbox",
         "dosbox-x",
         "npx",
