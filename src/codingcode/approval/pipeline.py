@@ -140,6 +140,9 @@ class ApprovalPipeline:
         #: Set by the runner once the sandbox is known, when the settings turn on
         #: ``approvals.autoAllowSandboxed``.
         self.contained = contained
+        #: The sandbox's masked credentials, one line each (set by the runner): shown with
+        #: the question about a call that runs commands.
+        self.credentials: tuple[str, ...] = ()
         #: Rules granted "for this session": gone when the session ends. A sub-agent's
         #: pipeline shares its parent's (one session, one set of grants).
         self.session_grants = SessionGrants()
@@ -307,6 +310,7 @@ class ApprovalPipeline:
                 replace(call, args=args),
                 () if preset else self.rule_domains(replace(call, args=args), suggestion),
             ),
+            credentials=self.credentials if call.declaration.runs_commands else (),
         )
         reply = as_reply(await self.confirmer.confirm(request))
         return done(*self._answered(call, reply, suggestion, preset), args)

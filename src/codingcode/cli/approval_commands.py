@@ -123,6 +123,11 @@ def _capabilities(runner: Any, tool: str, decision: Any) -> dict[str, Any]:
         out["not_exposed"] = _not_exposed(
             call_view(resolver, env, named), {p for p, _ in shown}, withheld, decision.decision
         )
+        if policy.credentials:
+            from codingcode.sandbox.credentials.mounts import describe
+
+            # Placeholders, never values: what each masked credential is for this call.
+            out["credentials"] = describe(policy.credentials, tls_terminate=policy.tls_terminate)
     return out
 
 
