@@ -37,11 +37,11 @@ from codingcode.shell.programs import (
     RISKY_VARIABLES,
     SHELLS,
     SOURCE_BUILTINS,
+    WRAPPERS,
     Invocation,
     code_flags,
     is_interpreter,
 )
-from codingcode.shell.wrappers import WRAPPERS
 
 __all__ = [
     "CODE_FLAGS",
