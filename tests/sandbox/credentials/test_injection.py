@@ -288,3 +288,27 @@ def test_invalid_server_certificate_and_a_pinning_client_are_one_clear_line(
     assert all(x.path != "/bad" for x in srv.received)
     assert r.notice.count("\n") <= 2 and "Traceback" not in out(r2) + r2.notice
     _no_real_value(out(r), out(r2), r.notice, r2.notice)
+
+
+@needs_bwrap
+def test_a_large_upload_with_expect_continue_and_a_token_in_the_url(
+    world: dict[str, Any],
+) -> None:
+    """curl sends ``Expect: 100-continue`` for a body over 1 MB; the placeholder sits across
+    the body and in the query string: the server gets the real value in both, and the body
+    is otherwise intact."""
+    box: Box = world["box"]
+    port, srv = world["port"], world["srv"]
+    r = box.run(
+        "python3 -c \"import os,sys; t=os.environ['GITHUB_TOKEN'].encode(); "
+        "sys.stdout.buffer.write(b'a'*1500000 + t + b'b'*1500000 + t)\" > /tmp/body; "
+        f'curl -sS -m 60 -T /tmp/body "https://github.com:{port}/up?access_token=$GITHUB_TOKEN"',
+        env=world["env"],
+        timeout_s=90,
+    )
+    assert r.exit_code == 0, out(r)
+    got = srv.received[-1]
+    assert got.method == "PUT" and got.path == f"/up?access_token={GH_TOKEN}"
+    expected = b"a" * 1500000 + GH_TOKEN.encode() + b"b" * 1500000 + GH_TOKEN.encode()
+    assert got.body == expected
+    _no_real_value(out(r), r.notice)
