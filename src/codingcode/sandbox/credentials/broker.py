@@ -107,8 +107,10 @@ class CredentialBroker:
         if spec.mode == "deny":
             call.deny_env.add(name)
             return
-        real = env.get(name)
-        if real is None or real == "":
+        # The command's environment, else codingcode's own (an MCP server's environment is
+        # built from its configuration, without codingcode's variables).
+        real = env.get(name) or os.environ.get(name)
+        if not real:
             if not spec.origin.startswith("sandbox.credentials.presets"):
                 call.notes.append(
                     f"credential {name} ({SETTING}.envVars): the variable is not set in "
