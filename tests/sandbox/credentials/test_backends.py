@@ -1,0 +1,59 @@
+"""Both backends: a masked variable holds its placeholder, a denied one is gone, a masked
+file is its sentinel copy under bubblewrap and hidden under Landlock (which cannot mount
+one); nothing of the real values is printed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codingcode.sandbox.credentials.settings import CredentialSpec
+from tests.sandbox.conftest import BACKENDS, out
+
+REAL = "glpat-" + "RealGitlabToken0123"
+DENIED = "denied-value-9876543210"
+FILE_TOKEN = "ghp_" + "FileTokenRealValue" * 2 + "q1"
+
+
+@pytest.fixture
+def home() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="codingcode-creds-home-", dir="/var/tmp")).resolve()
+    (path / ".git-credentials").write_text(f"https://u:{FILE_TOKEN}@github.com\n")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_placeholders_under_each_backend(backend: str, make_box: Any, home: Path) -> None:
+    box = make_box(
+        backend,
+        credentials=(
+            CredentialSpec("env", "GL_TOKEN", "mask", ("gitlab.com",)),
+            CredentialSpec("env", "OTHER_VALUE", "deny"),
+            CredentialSpec("file", "~/.git-credentials", "mask", ("github.com",)),
+        ),
+        tls_terminate=True,
+    )
+    r = box.run(
+        'printf "%s|%s|" "$GL_TOKEN" "${OTHER_VALUE-gone}"; cat ~/.git-credentials',
+        env={"HOME": str(home), "GL_TOKEN": REAL, "OTHER_VALUE": DENIED},
+    )
+    text = out(r)
+    for real in (REAL, DENIED, FILE_TOKEN):
+        assert real not in text
+    token, other, rest = text.split("|", 2)
+    assert token.startswith("glpat-") and len(token) == len(REAL) and token != REAL
+    assert other == "gone"
+    if backend == "bubblewrap":
+        assert rest.startswith("https://u:ghp_") and len(rest.strip()) == len(
+            f"https://u:{FILE_TOKEN}@github.com"
+        )
+    else:
+        assert "github.com" not in rest  # hidden: Landlock cannot show a sentinel copy
+    assert os.path.exists(home / ".git-credentials")
