@@ -140,3 +140,21 @@ def test_strict_build_fails_on_broken_links(tmp_path: Path) -> None:
     assert "'no-such-page.md', but the target is not found" in result.stderr
     assert "does not contain an anchor '#no-such-heading'" in result.stderr
     assert "orphan.md" in result.stderr
+
+
+@pytest.mark.parametrize("path", pages(), ids=lambda p: p.name)
+def test_lists_and_tables_start_after_a_blank_line(path: Path) -> None:
+    """Python-Markdown (the site's renderer), unlike GitHub, reads a list or a table that
+    follows a paragraph line directly as more of the paragraph: `- a` shows as text."""
+    problems = []
+    fence = False
+    previous = ""
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if line.startswith("```"):
+            fence = not fence
+        starts_list = re.match(r"(- |\d+\. )", line) and not re.match(r"(- |\d+\. |  |#)", previous)
+        starts_table = line.startswith("|") and not previous.startswith("|")
+        if not fence and previous.strip() and (starts_list or starts_table):
+            problems.append(f"{path.name}:{number}: {line[:50]}")
+        previous = line
+    assert not problems, f"add a blank line before: {problems}"

@@ -84,6 +84,7 @@ def read_keys() -> set[str]:
         keys |= set(re.findall(r"\bsources\(\s*\"(\w+)\"", text))
         keys |= set(re.findall(r"granting_sources\(\s*\w+,\s*\"(\w+)\"", text))
         keys |= set(re.findall(r"\.section\(\"(\w+)\"\)", text))
+        keys |= set(re.findall(r"\.merged\(\s*\"(\w+)\"", text))
         keys |= set(re.findall(r"^SETTINGS_KEY = \"(\w+)\"", text, re.M))
     return keys
 
@@ -172,3 +173,16 @@ def test_hook_events_are_documented() -> None:
 def test_agent_defaults(key: str, constant: str) -> None:
     module = find_class("AgentSettings").__module__
     assert same(documented()[key], getattr(importlib.import_module(module), constant))
+
+
+#: Variables the code sets or uses for itself, not settings a user gives.
+INTERNAL_ENV = {"CODINGCODE_PROBE_API_KEY"}  # `sandbox status` plants it to see it dropped
+
+
+def test_every_environment_variable_is_documented() -> None:
+    names: set[str] = set()
+    for path in SRC.rglob("*.py"):
+        names |= set(re.findall(r"\"(CODINGCODE_[A-Z0-9_]+)\"", path.read_text()))
+    text = PAGE.read_text()
+    missing = sorted(n for n in names - INTERNAL_ENV if f"`{n}`" not in text)
+    assert not missing, f"docs/configuration.md lacks the environment variables {missing}"

@@ -79,3 +79,33 @@ def test_app_commands_table() -> None:
     text = (PAGE.parent / "agent.md").read_text()
     documented = set(re.findall(r"^\| `(/\w+)[^`]*` \|", text, re.M))
     assert documented == commands
+
+
+def command_tree() -> dict[str, list[str]]:
+    """Every sub-command of `codingcode` and, for a group, its sub-commands (read from the
+    click command the CLI builds, as `codingcode --help` does)."""
+    import typer.main
+
+    import codingcode.cli as cli
+
+    register = getattr(cli, "_register_commands", None)
+    if register is not None:  # sub-commands are registered when the command runs
+        register()
+    root = typer.main.get_command(cli.app)
+    return {
+        name: sorted(getattr(command, "commands", {}) or {})
+        for name, command in getattr(root, "commands", {}).items()
+    }
+
+
+def test_every_command_is_on_the_commands_page() -> None:
+    """docs/cli.md names every sub-command of `codingcode` (and of its groups)."""
+    text = (PAGE.parent / "cli.md").read_text()
+    listed = re.findall(r"^\| `codingcode ([^`]*)`", text, re.M)
+    words = {tuple(re.split(r"[ |/]+", entry.split(" -")[0])) for entry in listed}
+    named = {w for entry in words for w in entry}
+    tree = command_tree()
+    assert "run" in tree and "tool" in tree, sorted(tree)  # the tree was really read
+    missing = [c for c in tree if c not in named]
+    missing += [f"{c} {sub}" for c, subs in tree.items() for sub in subs if sub not in named]
+    assert not missing, f"docs/cli.md lacks: {missing}"

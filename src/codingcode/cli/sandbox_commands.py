@@ -53,13 +53,13 @@ def _credentials(service: SandboxService) -> dict[str, Any]:
     }
 
 
-def _auto_allow(project: Path, settings: Settings) -> str:
+def _auto_allow(service: SandboxService, settings: Settings) -> str:
     """The ``approvals.autoAllowSandboxed`` setting, and whether it applies here."""
     from codingcode.approval.setup import approvals_settings, sandbox_fully_contains
 
     if approvals_settings(settings, False).get("autoAllowSandboxed") is not True:
         return "off (approvals.autoAllowSandboxed)"
-    if sandbox_fully_contains(project, settings):
+    if sandbox_fully_contains(service):
         return "on: commands the sandbox fully contains run unasked"
     return "set, but not in effect: the sandbox is off, online or writes outside the project"
 
@@ -86,7 +86,7 @@ def status_command(
         service.close()
     if as_json:
         data = report.as_json()
-        data["auto_allow_sandboxed"] = _auto_allow(root, settings)
+        data["auto_allow_sandboxed"] = _auto_allow(service, settings)
         data["credentials"] = _credentials(service)
         typer.echo(json.dumps(data, indent=2))
     else:
@@ -97,7 +97,7 @@ def status_command(
             f"policy:  mode {p.mode.value}, network {p.network.value}, "
             f"backend setting {p.backend.value}, extra writable roots: {roots}"
         )
-        typer.echo(f"auto-allow when sandboxed: {_auto_allow(root, settings)}")
+        typer.echo(f"auto-allow when sandboxed: {_auto_allow(service, settings)}")
         if report.error:
             typer.echo(f"error:   {report.error}")
         for check in report.checks:

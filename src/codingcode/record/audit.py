@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from codingcode.approval.pipeline import LayerResult, ToolCall
 from codingcode.config import user_state_dir
 from codingcode.errors import AgentError, DeniedError, ErrorKind
+from codingcode.text import safe_text
 
 if TYPE_CHECKING:
     from codingcode.approval.pipeline import Decision
@@ -166,24 +167,6 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 def default_audit_path() -> Path:
     return user_state_dir() / "audit.db"
-
-
-def safe_text(text: str) -> str:
-    """``text`` as valid Unicode: a lone surrogate becomes its ``\\uXXXX`` escape.
-
-    Arguments may carry lone surrogates (a file name of bytes that are not UTF-8 decodes to
-    them; a model's JSON may escape one); SQLite, JSON output and the model's wire format
-    all need valid UTF-8. Inside JSON text the escape is read back as the same character
-    (except a high surrogate directly followed by a low one, which JSON reads as the one
-    character the pair encodes; decoded bytes never produce such a pair).
-    """
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
 
 
 def shorten(value: Any, limit: int = MAX_VALUE_CHARS, depth: int = 0) -> Any:

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from codingcode.capabilities import CapabilitySet
-from codingcode.config import Settings
 from codingcode.process import LaunchPlan
 from codingcode.sandbox.backends import (
     BubblewrapBackend,
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
     from codingcode.sandbox.credentials.broker import CredentialBroker
     from codingcode.sandbox.network.proxy import NetworkProxy
     from codingcode.sandbox.network.runtime import EventSink, ProxyRuntime
+    from codingcode.workspace import Workspace
 
 #: Path of the ``bwrap`` binary to use (default: found on PATH).
 BWRAP_ENV = "CODINGCODE_BWRAP"
@@ -121,7 +121,7 @@ def landlock_problem() -> str | None:
 
 @dataclass
 class SandboxService:
-    """The sandbox of one project. Use :meth:`for_project` to build it from settings."""
+    """The sandbox of one project. Use :meth:`for_workspace` to build it from the session's settings."""
 
     policy: SandboxPolicy
     bwrap: str | None = None
@@ -141,22 +141,19 @@ class SandboxService:
     _credentials: CredentialBroker | None = field(default=None, init=False, repr=False)
 
     @classmethod
-    def for_project(
-        cls,
-        project: Path,
-        settings: Settings,
-        *,
-        trust_project: bool = True,
-        deny_read: Sequence[MaskSpec] = (),
+    def for_workspace(
+        cls, workspace: Workspace, *, deny_read: Sequence[MaskSpec] = ()
     ) -> SandboxService:
-        """From the settings files; ``trust_project=False`` treats every project file as
-        untrusted (its widening entries are ignored, its restrictions still apply).
-        ``deny_read``: more masks from the front end (the user's deny rules on paths)."""
-        if not trust_project:
+        """From the session's settings files; a workspace that does not trust the project's
+        grants treats every project file as untrusted (its widening entries are ignored,
+        its restrictions still apply). ``deny_read``: more masks from the front end (the
+        user's deny rules on paths)."""
+        settings = workspace.settings
+        if not workspace.trust_project_grants:
             from codingcode.workspace import distrusted
 
             settings = distrusted(settings)
-        policy, ignored = load_policy_with_ignored(project, settings)
+        policy, ignored = load_policy_with_ignored(workspace.root, settings)
         if deny_read:
             policy = with_deny_read(policy, list(deny_read))
         return cls(policy, bwrap=find_bwrap(), ignored=ignored)
