@@ -57,3 +57,20 @@ def test_placeholders_under_each_backend(backend: str, make_box: Any, home: Path
     else:
         assert "github.com" not in rest  # hidden: Landlock cannot show a sentinel copy
     assert os.path.exists(home / ".git-credentials")
+
+
+@pytest.mark.parametrize("backend", BACKENDS[:1])
+def test_a_project_env_file_masked_as_a_sentinel_copy(backend: str, make_box: Any) -> None:
+    """A relative path is the project's: ``.env`` shown with its secrets as placeholders,
+    its other lines as they are."""
+    box = make_box(backend, credentials=(CredentialSpec("file", ".env", "mask"),))
+    (box.project / ".env").write_text(
+        f"DEBUG=1\nSECRET_KEY={REAL}\nDATABASE_URL=postgres://app:{DENIED}@db:5432/app\n"
+    )
+    r = box.run("cat .env")
+    text = out(r)
+    assert REAL not in text and DENIED not in text
+    lines = text.splitlines()
+    assert lines[0] == "DEBUG=1"
+    assert lines[1].startswith("SECRET_KEY=glpat-") and len(lines[1]) == len(f"SECRET_KEY={REAL}")
+    assert lines[2].startswith("DATABASE_URL=postgres://app:") and lines[2].endswith("@db:5432/app")

@@ -75,8 +75,16 @@ class CallCredentials:
 class CredentialBroker:
     """The session's credentials (placeholders stay the same for the whole session)."""
 
-    def __init__(self, specs: Iterable[CredentialSpec], *, tls_terminate: bool) -> None:
+    def __init__(
+        self,
+        specs: Iterable[CredentialSpec],
+        *,
+        tls_terminate: bool,
+        project: Path | None = None,
+    ) -> None:
         self.specs = tuple(specs)
+        #: Where a relative credential path is (``.env`` is the project's).
+        self.project = project
         self.tls_terminate = tls_terminate
         self.placeholders = Placeholders()
 
@@ -92,7 +100,7 @@ class CredentialBroker:
             if spec.kind == "env":
                 self._env(spec, source_env, call)
             else:
-                self._file(spec, source_env.get("HOME"), call)
+                self._file(spec, source_env.get("HOME") or os.environ.get("HOME"), call)
         return call
 
     def _hosts_text(self, spec: CredentialSpec) -> str:
@@ -127,7 +135,7 @@ class CredentialBroker:
         call.shown.append(f"{name} (placeholder; {self._hosts_text(spec)})")
 
     def _file(self, spec: CredentialSpec, home: str | None, call: CallCredentials) -> None:
-        path = _resolve(spec.source, home)
+        path = _resolve(spec.source, home, self.project)
         label = spec.source
         if spec.mode == "deny":
             call.deny_files.append(path)
@@ -202,10 +210,13 @@ class CredentialBroker:
         return placeholder
 
 
-def _resolve(source: str, home: str | None) -> Path:
-    """``~`` is ``home`` (the command's ``$HOME``, codingcode's own unless a tool changed it)."""
+def _resolve(source: str, home: str | None, project: Path | None) -> Path:
+    """``~`` is ``home`` (the command's ``$HOME``, codingcode's own unless a tool changed it);
+    a relative path is the project's."""
     if home and (source == "~" or source.startswith("~/")):
         path = home + source[1:]
     else:
         path = os.path.expanduser(source)
+    if not os.path.isabs(path) and project is not None:
+        path = str(project / path)
     return Path(os.path.realpath(path))
