@@ -74,3 +74,20 @@ def test_a_project_env_file_masked_as_a_sentinel_copy(backend: str, make_box: An
     assert lines[0] == "DEBUG=1"
     assert lines[1].startswith("SECRET_KEY=glpat-") and len(lines[1]) == len(f"SECRET_KEY={REAL}")
     assert lines[2].startswith("DATABASE_URL=postgres://app:") and lines[2].endswith("@db:5432/app")
+
+
+@pytest.mark.parametrize("backend", BACKENDS[:1])
+def test_a_sentinel_inside_a_masked_directory(backend: str, make_box: Any, home: Path) -> None:
+    """``~/.config/gh`` is masked whole; the gh preset's hosts.yml is shown there as its
+    sentinel copy, alone."""
+    gh = home / ".config" / "gh"
+    gh.mkdir(parents=True)
+    token = "gho_" + "GhCliRealToken" * 3
+    (gh / "hosts.yml").write_text(f"github.com:\n    user: a\n    oauth_token: {token}\n")
+    (gh / "config.yml").write_text("git_protocol: https\n")
+    box = make_box(backend, credentials=(CredentialSpec("file", "~/.config/gh/hosts.yml", "mask"),))
+    r = box.run("ls ~/.config/gh; cat ~/.config/gh/hosts.yml", env={"HOME": str(home)})
+    text = out(r)
+    assert token not in text
+    assert text.splitlines()[0] == "hosts.yml"
+    assert "oauth_token: gho_" in text and "user: a" in text

@@ -56,8 +56,6 @@ class CallCredentials:
     secrets: list[Secret] = field(default_factory=list)
     #: What could not be done, one clear line each (no values).
     notes: list[str] = field(default_factory=list)
-    #: One line per credential the call gets as placeholders (for `check` and the question).
-    shown: list[str] = field(default_factory=list)
     tls_terminate: bool = False
 
     def intercepts(self, host: str) -> bool:
@@ -103,13 +101,6 @@ class CredentialBroker:
                 self._file(spec, source_env.get("HOME") or os.environ.get("HOME"), call)
         return call
 
-    def _hosts_text(self, spec: CredentialSpec) -> str:
-        if not spec.inject_hosts:
-            return "never sent (no injectHosts)"
-        if not self.tls_terminate:
-            return "not injected (sandbox.network.tlsTerminate is off)"
-        return "real value only to " + ", ".join(spec.inject_hosts)
-
     def _env(self, spec: CredentialSpec, env: Mapping[str, str], call: CallCredentials) -> None:
         name = spec.source
         if spec.mode == "deny":
@@ -132,7 +123,6 @@ class CredentialBroker:
             return
         call.env[name] = placeholder
         call.secrets.append(Secret(name, placeholder, real, spec.inject_hosts))
-        call.shown.append(f"{name} (placeholder; {self._hosts_text(spec)})")
 
     def _file(self, spec: CredentialSpec, home: str | None, call: CallCredentials) -> None:
         path = _resolve(spec.source, home, self.project)
@@ -191,10 +181,6 @@ class CredentialBroker:
                 call.secrets.append(Secret(label, placeholder, real, spec.inject_hosts))
         out.append(text[pos:])
         call.files[path] = "".join(out).encode("utf-8")
-        call.shown.append(
-            f"{label} (a copy with {len(found)} secret(s) as placeholders; "
-            f"{self._hosts_text(spec)})"
-        )
 
     def _placeholder(self, real: str, label: str, call: CallCredentials) -> str | None:
         try:
