@@ -55,6 +55,7 @@ def effective_defaults() -> dict[str, Any]:
         "sandbox.network": fields["network"].default,
         "sandbox.network.mode": fields["network"].default,
         "sandbox.network.allowLocalAddresses": domains.allow_local,
+        "sandbox.network.tlsTerminate": fields["tls_terminate"].default,
     }
 
 
