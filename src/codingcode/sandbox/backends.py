@@ -22,7 +22,7 @@ import shutil
 import sys
 import tempfile
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -130,6 +130,14 @@ def call_view(
         if any(parent in outer for parent in path.parents):
             del view.masked[path]
     return view
+
+
+def outermost(paths: Iterable[Path]) -> list[Path]:
+    """The masked paths not inside another masked directory (that one already hides them,
+    and a mount inside its empty read-only stand-in could not be made)."""
+    paths = list(paths)
+    dirs = {p for p in paths if p.is_dir()}
+    return [p for p in paths if not any(parent in dirs for parent in p.parents)]
 
 
 def _masked_notes(view: CallView) -> tuple[tuple[str, str], ...]:
@@ -470,7 +478,7 @@ class BubblewrapBackend:
 
     def _mask_args(self, view: CallView) -> list[str]:
         args: list[str] = []
-        for path in view.masked:
+        for path in outermost(view.masked):
             if path.is_dir():
                 args += ["--ro-bind", str(self.masks.empty_dir), str(path)]
             elif path.exists():
@@ -555,7 +563,7 @@ class LandlockBackend:
             )
         spec = Spec(
             network=mode is Network.ON,
-            masked=[str(p) for p in view.masked],
+            masked=[str(p) for p in outermost(view.masked)],
             writable=writable,
             protect=protect,
             files=files,
