@@ -145,11 +145,13 @@ class BarProgress:
     def finished(self, result: TaskResult) -> None:
         if result.status != "done":
             why = f": {result.error}" if result.error else ""
-            self.console.print(f"task {result.id} {result.status}{why}", markup=False)
+            self.console.print(
+                f"task {result.id} {result.status}{why}", markup=False, soft_wrap=True
+            )
         self._refresh()
 
     def note(self, line: str) -> None:
-        self.console.print(line, markup=False, highlight=False)
+        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def end(self) -> None:
         self._refresh()
