@@ -13,8 +13,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from codingcode.approval.audit import AuditLog
 from codingcode.approval.pipeline import Decision, LayerResult, ToolCall
+from codingcode.record.audit import AuditLog
 
 CALLS = 20_000
 WINDOW = 2_000

@@ -46,7 +46,7 @@ def parse_seconds(command: str) -> float:
 
 
 def main() -> None:
-    from codingcode.approval.shell import MAX_COMMAND_CHARS
+    from codingcode.shell import MAX_COMMAND_CHARS
 
     load = os.getloadavg()[0]
     print(f"load average {load:.1f} on {os.cpu_count()} CPUs (figures are CPU time)")

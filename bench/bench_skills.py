@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from _common import interleaved
-from codingcode.commands import CommandRegistry
+from codingcode.custom_commands import CommandRegistry
 from codingcode.skills.install import install_skills
 from codingcode.skills.loader import load_skills
 from codingcode.tools.resolver import create_session_tool_resolver

@@ -52,7 +52,7 @@ def _permissions(settings: Settings, distrust: bool) -> tuple[bool, bool]:
 
 
 def _hooks(settings: Settings, distrust: bool) -> tuple[bool, bool]:
-    from codingcode.approval.hooks import load_command_hooks, runnable_hooks
+    from codingcode.hooks.pre_tool_use import load_command_hooks, runnable_hooks
 
     hooks = load_command_hooks(settings)
     return bool(runnable_hooks(hooks, distrust_project=distrust)), True  # hooks only grant

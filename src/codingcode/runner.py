@@ -22,14 +22,14 @@ from codingcode.tools.definition import ToolDefinition, ToolExecCtx
 from codingcode.tools.service import ToolService, validate_arguments
 
 if TYPE_CHECKING:
-    from codingcode.approval.audit import AuditLog
     from codingcode.approval.confirm import Confirmer
-    from codingcode.approval.hooks import HookBus
-    from codingcode.approval.lifecycle import LifecycleHooks
     from codingcode.approval.network_ask import SavedNetworkRules
     from codingcode.approval.pipeline import ApprovalPipeline, Decision, ToolCall
     from codingcode.approval.rules import Policy
     from codingcode.checkpoints.recorder import CheckpointRecorder
+    from codingcode.hooks.lifecycle import LifecycleHooks
+    from codingcode.hooks.pre_tool_use import HookBus
+    from codingcode.record.audit import AuditLog
     from codingcode.workspace import Workspace
 
 
@@ -141,7 +141,8 @@ class ToolRunner:
         definition, model = self.service.validate(name, args)
         if self.pipeline is None:
             return await self._execute(definition, model, ctx, on_checkpoint)
-        from codingcode.approval.audit import CallTracker, safe_text
+        from codingcode.record.audit import CallTracker
+        from codingcode.text import safe_text
 
         # Record: the call's outcome (ran, failed, cancelled, denied) joins its layer records.
         call = self._call(name, definition, model, ctx, uuid.uuid4().hex)
@@ -179,11 +180,14 @@ class ToolRunner:
 
                 token = current_call.set(call.call_id)
                 try:
-                    result = await self._run_asking(approved, definition, model, ctx, on_checkpoint)
+                    reads = self._read_only(approved)
+                    result = await self._run_asking(
+                        approved, definition, model, ctx, on_checkpoint, no_checkpoint=reads
+                    )
                 except AgentError as failed:
                     if self.lifecycle is not None and failed.kind is not ErrorKind.CANCELLED:
                         # PostToolUse hooks see failed calls too (issue 17), marked is_error.
-                        from codingcode.approval.lifecycle import post_tool_use_failed
+                        from codingcode.hooks.lifecycle import post_tool_use_failed
 
                         failed.message = await post_tool_use_failed(
                             self.lifecycle, replace(call, args=decision.args), failed.message
@@ -193,7 +197,7 @@ class ToolRunner:
                     current_call.reset(token)
                 track.finished(result)
             if self.lifecycle is not None:
-                from codingcode.approval.lifecycle import post_tool_use
+                from codingcode.hooks.lifecycle import post_tool_use
 
                 result = await post_tool_use(
                     self.lifecycle, replace(call, args=decision.args), result
@@ -205,6 +209,15 @@ class ToolRunner:
             raise
         return safe_text(result)
 
+    def _read_only(self, call: ToolCall) -> bool:
+        """Whether a command call only reads (the read-only analysis): it cannot change the
+        project, so it takes no checkpoint."""
+        if self.checkpoints is None or self.pipeline is None or self.pipeline.read_only is None:
+            return False
+        if call.effects is None or "runs" not in call.effects:
+            return False  # by its declared effects (is_mutating decides the rest)
+        return self.pipeline.read_only(call) is not None
+
     async def _run_asking(
         self,
         call: ToolCall,
@@ -212,6 +225,8 @@ class ToolRunner:
         model: BaseModel,
         ctx: ToolExecCtx,
         on_checkpoint: Callable[[str], None] | None,
+        *,
+        no_checkpoint: bool = False,
     ) -> str:
         """Execute; when the network policy refused names the user may allow, ask (or say
         what to add) and, on a yes, run it again with them (issue 16)."""
@@ -227,7 +242,11 @@ class ToolRunner:
             token = call_blocks.set(seen)
             try:
                 text = await self._execute(
-                    definition, model, replace(ctx, capabilities=caps), on_checkpoint
+                    definition,
+                    model,
+                    replace(ctx, capabilities=caps),
+                    on_checkpoint,
+                    no_checkpoint=no_checkpoint,
                 )
             finally:
                 call_blocks.reset(token)
@@ -266,9 +285,11 @@ class ToolRunner:
         model: BaseModel,
         ctx: ToolExecCtx,
         on_checkpoint: Callable[[str], None] | None = None,
+        *,
+        no_checkpoint: bool = False,
     ) -> str:
         """Run: with a checkpoint first when the call can change the project."""
-        if self.checkpoints is None:
+        if self.checkpoints is None or no_checkpoint:
             return await self.service.execute(definition, model, ctx)
         point = await self.checkpoints.before(
             definition, model.model_dump(mode="json"), ctx.session_id, ctx.turn_id
@@ -308,11 +329,11 @@ def build_runner(
     checkpoints the project before every call that can change it, as the settings say.
     ``workspace``: the session's, built once by the front end (None: read one now).
     """
-    from codingcode.approval.audit import AuditLog
-    from codingcode.approval.hooks import POST_APPROVAL, HookBus
     from codingcode.approval.rules import load_policy
     from codingcode.approval.setup import build_pipeline
     from codingcode.config import audit_required
+    from codingcode.hooks.pre_tool_use import POST_APPROVAL, HookBus
+    from codingcode.record.audit import AuditLog
     from codingcode.tools import declarations
     from codingcode.workspace import workspace_for
 
@@ -331,6 +352,25 @@ def build_runner(
         else None
     )
 
+    # The sandbox: every command runs contained unless the caller brings its own.
+    sandbox = None
+    if launcher is None:
+        from codingcode.approval.capabilities import deny_rule_masks
+        from codingcode.sandbox.service import SandboxService
+
+        # The user's deny rules on paths are masks too: the sandbox backs them.
+        sandbox = SandboxService.for_workspace(
+            workspace if trust_project_grants else workspace.distrusting(),
+            deny_read=deny_rule_masks(policy.rules, project, declared),
+        )
+        if log is not None:
+            # Every connection attempt through the network proxy joins the audit log.
+            audit_log = log
+            sandbox.network_sink = lambda events: audit_log.record_network(
+                [e.to_json() for e in events]
+            )
+        launcher = sandbox
+
     def validate(tool: str, args: dict[str, Any]) -> dict[str, Any]:
         _, model = service.validate(tool, args)
         dumped: dict[str, Any] = model.model_dump(mode="json")
@@ -342,11 +382,12 @@ def build_runner(
         mode=mode,
         confirmer=confirmer,
         bus=bus,
-        audit=log if log is not None else False,
+        record=log.record if log is not None else None,
         trust_project_grants=trust_project_grants,
         policy=policy,
         assume_trusted=assume_trusted,
         declared=declared,
+        sandbox=sandbox,
     )
     # plan mode's refusal lists the read-only tools there are (from the registry)
     pipeline.read_only_names = lambda: [
@@ -368,8 +409,8 @@ def build_runner(
     runner.network_rules = SavedNetworkRules.from_policy(
         policy, project, distrust_project=not trust_project_grants
     )
-    from codingcode.approval.hooks import load_command_hooks, runnable_hooks
-    from codingcode.approval.lifecycle import LifecycleHooks, permission_layer
+    from codingcode.hooks.lifecycle import LifecycleHooks, permission_layer
+    from codingcode.hooks.pre_tool_use import load_command_hooks, runnable_hooks
 
     lifecycle = LifecycleHooks(
         runnable_hooks(load_command_hooks(settings), distrust_project=not trust_project_grants),
@@ -381,29 +422,19 @@ def build_runner(
         if lifecycle.has("PermissionRequest"):
             pipeline.permission_hooks = permission_layer(lifecycle)
         if lifecycle.has("Notification") and pipeline.confirmer is not None:
-            from codingcode.approval.lifecycle import NotifyingConfirmer
+            from codingcode.hooks.lifecycle import NotifyingConfirmer
 
             pipeline.confirmer = NotifyingConfirmer(pipeline.confirmer, lifecycle)
-    # The sandbox (issue 4): every command runs contained unless the caller brings its own.
-    if launcher is None:
-        from codingcode.approval.capabilities import deny_rule_masks
-        from codingcode.sandbox.service import SandboxService
-
-        # The user's deny rules on paths are masks too (issue 11): the sandbox backs them.
-        rules = policy.rules
-        launcher = SandboxService.for_project(
-            project,
-            settings,
-            trust_project=trust_project_grants,
-            deny_read=deny_rule_masks(rules, project, declared),
-        )
-        if log is not None:
-            # Every connection attempt through the network proxy joins the audit log.
-            audit_log = log
-            launcher.network_sink = lambda events: audit_log.record_network(
-                [e.to_json() for e in events]
-            )
     runner.launcher = launcher
+    launcher_policy: Any = getattr(launcher, "policy", None)
+    if getattr(launcher_policy, "credentials", None):
+        from codingcode.sandbox.credentials.mounts import describe as describe_credentials
+
+        pipeline.credentials = tuple(
+            describe_credentials(
+                launcher_policy.credentials, tls_terminate=launcher_policy.tls_terminate
+            )
+        )
     if checkpoints:
         from codingcode.checkpoints.recorder import recorder_for
 

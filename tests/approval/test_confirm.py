@@ -11,13 +11,13 @@ from codingcode.approval.confirm import (
     Answer,
     ConfirmRequest,
     Reply,
-    TerminalConfirmer,
     describe_call,
     offered,
     question_text,
 )
 from codingcode.approval.pipeline import ToolCall
 from codingcode.capabilities import CapabilitySet
+from codingcode.tui.confirm import TerminalConfirmer
 
 pytestmark = pytest.mark.anyio
 

@@ -147,7 +147,7 @@ async def test_an_edit_that_would_fail_is_not_asked(project: Path) -> None:
 
 
 async def test_the_audit_records_the_answer_the_grant_and_redacts_secrets(project: Path) -> None:
-    from codingcode.approval.audit import AuditLog, redact
+    from codingcode.record.audit import AuditLog, redact
 
     confirmer = ScriptedConfirmer([Answer.SESSION, Answer.DENY])
     runner = build_runner(project, confirmer=confirmer)

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codingcode.approval.audit import AuditLog
 from codingcode.approval.confirm import Answer, ScriptedConfirmer
-from codingcode.approval.hooks import HookAnswer, HookBus
 from codingcode.approval.pipeline import ToolCall
 from codingcode.errors import DeniedError
+from codingcode.hooks.pre_tool_use import HookAnswer, HookBus
+from codingcode.record.audit import AuditLog
 from codingcode.runner import build_runner
 
 pytestmark = pytest.mark.anyio
@@ -227,7 +227,7 @@ async def test_ask_is_sticky_in_every_mode(
     from codingcode.workspace import Workspace
 
     policy = Policy([Rule(a, "allow", priority=100) for a in allows])
-    pipeline, _, _ = build_pipeline(Workspace.load(project), mode=mode, audit=False, policy=policy)
+    pipeline, _, _ = build_pipeline(Workspace.load(project), mode=mode, policy=policy)
     tool, args = asked
     d = await pipeline.decide(ToolCall(tool, args, project, mode=mode), dry_run=True)
     assert d.decision in ("ask", "deny"), (mode, asked, allows, d)

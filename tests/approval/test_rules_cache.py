@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from codingcode.approval import presets
 from codingcode.approval.pipeline import ToolCall
 from codingcode.approval.rules import Rule, RuleEngine
-from codingcode.approval.shell import parse
-from codingcode.approval.shell.cache import BoundedLRU
+from codingcode.shell import parse
+from codingcode.shell.cache import BoundedLRU
 
 SHADOW = "/etc/shadow"
 
@@ -242,7 +242,7 @@ def _uncached(command: str, cwd: str) -> Any:
 def test_a_resolution_after_a_decision_is_fresh(tmp_path: Path) -> None:
     """The per-decision symlink memo ends with the decision: a later resolution (a network
     grant's match, the sandbox's containment check) sees the link as it is now."""
-    from codingcode.approval.paths import spellings
+    from codingcode.paths import spellings
 
     project = (tmp_path / "p").resolve()
     (project / "inside").mkdir(parents=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codingcode.approval.shell import analyze
+from codingcode.shell import analyze
 from tests.approval.oracle import decide_bypass
 
 UNSEEN = [

@@ -7,8 +7,8 @@ import json
 import time
 from pathlib import Path
 
-from codingcode.approval.audit import AuditLog
 from codingcode.approval.call import LayerResult, ToolCall
+from codingcode.record.audit import AuditLog
 from tests.conftest import run_cli
 
 NOT_LISTED = "sandbox.network.allowedDomains"

@@ -139,7 +139,7 @@ def test_sub_agent_through_the_cli(project: Path, fake: FakeModelServer, tmp_pat
     assert "dispatch_agent" not in tool_names(fake.bodies()[1])
     assert tool_results(fake.bodies()[3])[-1][0] == "VALUE is 7 in lib.py:1."
     # The same audit log records both sessions' calls, the sub-agent's linked to its parent.
-    from codingcode.approval.audit import AuditLog
+    from codingcode.record.audit import AuditLog
 
     records = AuditLog(tmp_path / "user-state" / "audit.db").query(limit=500)
     by_tool = {(r.tool, r.session) for r in records}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from codingcode.approval.pipeline import ToolCall
 from codingcode.approval.rules import Rule, RuleEngine
-from codingcode.approval.shell.model import MAX_COMMAND_CHARS, MAX_COMMANDS
+from codingcode.shell.model import MAX_COMMAND_CHARS, MAX_COMMANDS
 
 #: Linear is ~10x for 10x the input; quadratic ~100x. Between, with room for noise.
 MAX_RATIO = 30.0
@@ -113,7 +113,7 @@ def _startup_cpu(project: Path) -> tuple[float, str]:
     actions: list[str] = []
 
     def once(_: int) -> None:
-        pipeline, _, _ = build_pipeline(Workspace.load(project), audit=False)
+        pipeline, _, _ = build_pipeline(Workspace.load(project))
         call = ToolCall("execute_command", {"command": "tool4 sub4 x"}, project.resolve())
         actions.append(pipeline.evaluate(call).action)
 

@@ -17,8 +17,8 @@ from typing import Any
 import anyio
 import pytest
 
-from codingcode.approval.audit import AuditLog
 from codingcode.errors import DeniedError
+from codingcode.record.audit import AuditLog
 
 pytestmark = [pytest.mark.timeout(180)]
 CODINGCODE = str(Path(sys.executable).parent / "codingcode")

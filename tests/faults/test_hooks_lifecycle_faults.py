@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from codingcode.approval.hooks import CommandHook
-from codingcode.approval.lifecycle import LifecycleHooks
 from codingcode.config import Scope
+from codingcode.hooks.lifecycle import LifecycleHooks
+from codingcode.hooks.pre_tool_use import CommandHook
 
 pytestmark = pytest.mark.anyio
 

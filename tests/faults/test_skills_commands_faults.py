@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from codingcode.commands import CommandRegistry, prepare_command
-from codingcode.commands.render import MAX_BANG_OUTPUT
+from codingcode.custom_commands import CommandRegistry, prepare_command
+from codingcode.custom_commands.render import MAX_BANG_OUTPUT
 from codingcode.runner import build_runner
 from codingcode.skills.loader import load_skills
 from codingcode.tools.definition import SessionState

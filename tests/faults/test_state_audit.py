@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from codingcode.approval import audit as audit_module
-from codingcode.approval.audit import AuditLog
 from codingcode.approval.pipeline import LayerResult, ToolCall
+from codingcode.record import audit as audit_module
+from codingcode.record.audit import AuditLog
 from tests.conftest import CliResult, run_cli
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from codingcode.approval.audit import AuditLog
+from codingcode.record.audit import AuditLog
 from tests.agent.fake_model import FakeModelServer, Step, tool_results
 
 pytestmark = pytest.mark.e2e

@@ -67,7 +67,7 @@ async def test_slash_prompt_sends_the_prompts_messages(
     tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from codingcode.agent import open_session, parse_model
-    from codingcode.cli import slash
+    from codingcode.tui import slash
 
     fake = FakeModelServer()
     for key, value in fake.env("openai").items():

@@ -93,7 +93,7 @@ async def test_a_mention_attaches_the_resource_through_approval(
     tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from codingcode.agent import open_session, parse_model
-    from codingcode.cli import slash
+    from codingcode.tui import slash
 
     fake = FakeModelServer()
     for key, value in fake.env("openai").items():

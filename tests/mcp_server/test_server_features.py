@@ -478,7 +478,7 @@ async def test_read_file_gives_an_mcp_client_images_as_image_content(project: Pa
 
 
 class _Command:
-    """Shaped like codingcode.commands' SlashCommand (the custom-command registry's items)."""
+    """Shaped like codingcode.custom_commands' SlashCommand (the custom-command registry's items)."""
 
     def __init__(self, name: str, description: str, body: str) -> None:
         self.name, self.description, self.body = name, description, body

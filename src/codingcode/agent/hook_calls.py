@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from codingcode.agent.sessions.store import SessionStore
-    from codingcode.approval.lifecycle import LifecycleHooks
+    from codingcode.hooks.lifecycle import LifecycleHooks
 
 T = TypeVar("T")
 

@@ -13,10 +13,9 @@ rule asked about never gets a grant.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol, TextIO, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from codingcode.capabilities import NO_CAPABILITIES, CapabilitySet
 
@@ -96,6 +95,9 @@ class ConfirmRequest:
     network: tuple[str, ...] = ()
     #: With ``network``: whether ``suggested_rule`` is a rule (else a list of names).
     network_rule: bool = False
+    #: The masked credentials a command gets as placeholders (``sandbox.credentials``),
+    #: one line each.
+    credentials: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -263,54 +265,13 @@ def question_text(request: ConfirmRequest, *, color: bool = False) -> str:
     caps = describe_capabilities(request.capabilities)
     if caps:
         lines.append(f"If allowed, the sandbox lets it: {caps}.")
+    if request.credentials:
+        lines.append("Credentials it gets as placeholders: " + "; ".join(request.credentials) + ".")
     choices = offered(request)
     if any(a.grants for _, a, _ in choices):
         lines.append(grant_line(request))
     lines.append("  ".join(f"{k}) {w}" for k, _, w in choices))
     return "\n".join(lines)
-
-
-class TerminalConfirmer:
-    """Asks on the terminal with plain lines (``codingcode tool`` on a terminal)."""
-
-    def __init__(self, *, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
-        self._in = stdin or sys.stdin
-        self._out = stdout or sys.stderr
-
-    @staticmethod
-    def available() -> bool:
-        return sys.stdin.isatty() and sys.stderr.isatty()
-
-    async def confirm(self, request: ConfirmRequest) -> Reply:
-        import anyio
-
-        return await anyio.to_thread.run_sync(self._ask, request)
-
-    def _ask(self, request: ConfirmRequest) -> Reply:
-        out = self._out
-        color = bool(getattr(out, "isatty", lambda: False)())
-        out.write("\n" + question_text(request, color=color) + "\n")
-        choices = {k: a for k, a, _ in offered(request)}
-        out.write(f"Allow? [{'/'.join(choices)}] (default n) ")
-        out.flush()
-        reply = self._in.readline().strip().lower()
-        words = {"yes": "y", "no": "n", "allow": "y", "deny": "n", "session": "s"}
-        words |= {"always": "p", "never": "n"}
-        key = words.get(reply, reply)
-        if key not in choices:
-            return Reply(Answer.DENY)
-        answer = choices[key]
-        if key == "t":
-            out.write("Tell the model: ")
-            out.flush()
-            message = self._in.readline().strip()
-            return Reply(Answer.DENY, message=message or None)
-        if answer.grants and request.suggested_rule:
-            out.write(f"Rule [{request.suggested_rule}] (Enter to keep, or type a narrower one): ")
-            out.flush()
-            edited = self._in.readline().strip()
-            return Reply(answer, rule=edited or None)
-        return Reply(answer)
 
 
 class ScriptedConfirmer:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from codingcode.approval import shell
-from codingcode.approval.paths import lexical
+from codingcode import shell
+from codingcode.paths import lexical
 
 #: Programs whose sub-command names what they do; how many words to keep after the program,
 #: and whether what follows may vary (``*``). Everything not here is granted exactly.

@@ -1,10 +1,10 @@
 """The nine preset rules (SPEC R1–R9): always loaded, never removed, never overridden.
 
 Each means what its text says, against every tool (DESIGN "Rules must understand what they
-match"): commands are analysed by :mod:`codingcode.approval.shell`, paths normalised by
-:mod:`codingcode.approval.paths`. Where a careful user would expect a neighbour to be covered
+match"): commands are analysed by :mod:`codingcode.shell`, paths normalised by
+:mod:`codingcode.paths`. Where a careful user would expect a neighbour to be covered
 too, it is (reboot/poweroff/halt next to shutdown, su/doas/pkexec next to sudo, setgid next
-to setuid, /etc/gshadow next to /etc/shadow); README.md lists them.
+to setuid, /etc/gshadow next to /etc/shadow); docs/approval.md lists them.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple
 from urllib.parse import urlsplit
 
-from codingcode.approval import shell
-from codingcode.approval.paths import (
+from codingcode import shell
+from codingcode.approval.roles import call_roles, role_by_name
+from codingcode.paths import (
     classify,
     classify_glob,
     classify_path,
@@ -28,10 +29,9 @@ from codingcode.approval.paths import (
     is_env_name,
     lexical,
 )
-from codingcode.approval.paths import spellings as classify_spellings
-from codingcode.approval.roles import call_roles, role_by_name
-from codingcode.approval.shell.cache import BoundedLRU
-from codingcode.approval.shell.parse import OPAQUE_STDIN
+from codingcode.paths import spellings as classify_spellings
+from codingcode.shell.cache import BoundedLRU
+from codingcode.shell.nested import OPAQUE_STDIN
 from codingcode.tools.definition import ArgRole
 
 

@@ -2,7 +2,7 @@
 
 :func:`classify` says whether a whole ``execute_command`` line only reads inside the project
 (or the usual system locations) and prints. It stands on the shell analysis's public
-output (:func:`codingcode.approval.shell.analyze`: every simple command with its program,
+output (:func:`codingcode.shell.analyze`: every simple command with its program,
 arguments, cwd and redirects, and an opaque flag) and on a list kept as data
 (``readonly_commands.toml``, extensible in settings). Anything it cannot prove — an opaque
 or dynamic part, a program not on the list, an option that writes or runs code, an output
@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from codingcode.approval import shell
+from codingcode import shell
 
 #: Directories any read-only command may read besides the project.
 SYSTEM_READ_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt")

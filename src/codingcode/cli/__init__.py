@@ -89,7 +89,7 @@ def _root(
     Without a command: the interactive agent in this terminal.
     """
     if ctx.invoked_subcommand is None:
-        from codingcode.cli.app import start_app
+        from codingcode.tui.app import start_app
 
         start_app(project, model, mode, continue_=continue_, resume=resume)
 

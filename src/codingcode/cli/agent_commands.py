@@ -105,8 +105,8 @@ def register(app: typer.Typer) -> None:
         Exit codes: 0 answered; 1 error (model endpoint, ...); 2 bad input or no model;
         3 a denied call stopped the work; 4 the turn limit was reached; 130 interrupted.
         """
-        from codingcode.approval.audit import safe_text
         from codingcode.cli.exits import fail
+        from codingcode.text import safe_text
 
         if as_json:
             if output_format not in ("text", "json"):
@@ -122,7 +122,7 @@ def register(app: typer.Typer) -> None:
         if not text.strip():
             fail("PROMPT is empty.")
         root = project_dir(project)
-        from codingcode.commands.invoke import find_invocation
+        from codingcode.custom_commands.invoke import find_invocation
         from codingcode.workspace import Workspace
 
         # The run's settings and trust, read once: the /name lookup and the session use it.

@@ -80,9 +80,9 @@ def register(app: typer.Typer) -> None:
         """Run one tool call and print its output."""
         import anyio
 
-        from codingcode.approval.confirm import TerminalConfirmer
         from codingcode.cli.tool_service import cli_tool_service
         from codingcode.runner import build_runner
+        from codingcode.tui.confirm import TerminalConfirmer
         from codingcode.workspace import Workspace
 
         args = parse_args_json(args_json)

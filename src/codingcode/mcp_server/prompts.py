@@ -3,7 +3,7 @@
 A source lists prompts in MCP wire form, renders one into messages, and may complete an
 argument. Two kinds plug in: installed packages' ``codingcode.prompts`` entry points
 (:class:`PluginPrompts`), and — through the same protocol — the project's custom slash
-commands once their loader exists (see README: MCP server).
+commands once their loader exists (see docs/mcp.md).
 
 A ``codingcode.prompts`` entry point names an object with ``prompts`` (a list of prompts in
 wire form: ``name``, ``description``, ``arguments``), ``async get(name, **arguments)``
@@ -135,7 +135,7 @@ def _takes_prompt_name(get: Any, prompt: dict[str, Any]) -> bool:
 
 @dataclass
 class CommandPrompts:
-    """The custom slash commands (a ``codingcode.commands`` CommandRegistry, or anything with
+    """The custom slash commands (a ``codingcode.custom_commands`` CommandRegistry, or anything with
     ``list()`` of commands that have ``name``, ``description``, ``argument_hint`` and ``async
     prompt(arguments)``) as prompts with one optional argument, ``arguments``: the text after
     ``/name``. The prompt is the command's text with the arguments put in; its ``!`` lines
@@ -178,9 +178,9 @@ class CommandPrompts:
 def project_commands(
     project: Path, is_trusted: Callable[[Path, bytes], bool]
 ) -> tuple[CommandPrompts, list[str]]:
-    """The project's and the user's custom commands (``codingcode.commands``) as a prompt
+    """The project's and the user's custom commands (``codingcode.custom_commands``) as a prompt
     source, with the loader's notes (one line per file that could not be loaded)."""
-    from codingcode.commands import CommandRegistry
+    from codingcode.custom_commands import CommandRegistry
 
     registry = CommandRegistry.load(project, is_trusted=is_trusted)
     return CommandPrompts(registry), list(registry.notes)

@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from codingcode.approval.audit import AuditLog
 from codingcode.config import user_config_dir
+from codingcode.record.audit import AuditLog
 from codingcode.runner import build_runner
 from tests.sandbox.conftest import needs_bwrap
 from tests.sandbox.network.server import LoggingServer

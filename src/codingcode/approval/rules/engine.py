@@ -8,9 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from codingcode.approval import presets, shell
+from codingcode import shell
+from codingcode.approval import presets
 from codingcode.approval.call import RULES, LayerResult, ToolCall
-from codingcode.approval.paths import begin_decision, end_decision, lexical, spellings
 from codingcode.approval.roles import call_roles, first_with
 from codingcode.approval.rules.matching import (
     _command_regex,
@@ -21,7 +21,8 @@ from codingcode.approval.rules.matching import (
 )
 from codingcode.approval.rules.suggest import suggest_rule
 from codingcode.approval.rules.syntax import Rule, split_rule
-from codingcode.approval.shell.cache import BoundedLRU
+from codingcode.paths import begin_decision, end_decision, lexical, spellings
+from codingcode.shell.cache import BoundedLRU
 from codingcode.tools.declarations import Declaration, Lookup, builtin_declaration
 from codingcode.tools.definition import ArgRole
 

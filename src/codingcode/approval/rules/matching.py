@@ -11,9 +11,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from codingcode.approval.call import ToolCall
-from codingcode.approval.paths import glob_to_regex, home_dir, lexical, spellings
 from codingcode.approval.roles import call_roles, first_with
 from codingcode.approval.rules.syntax import Rule, split_rule
+from codingcode.paths import glob_to_regex, home_dir, lexical, spellings
 from codingcode.tools.declarations import PATH_ROLES, Lookup, builtin_declaration
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from codingcode.approval import shell
+from codingcode import shell
 from codingcode.approval.call import ToolCall
-from codingcode.approval.paths import lexical
 from codingcode.approval.roles import first_with
+from codingcode.paths import lexical
 from codingcode.tools.declarations import Declaration
 
 #: Programs whose first word(s) after the name are a sub-command worth keeping in a rule.

@@ -26,6 +26,7 @@ from codingcode.errors import (
     NotFoundError,
     ToolFailureError,
 )
+from codingcode.paths import CONTROL_FILES
 from codingcode.sandbox.masks import check_readable
 from codingcode.tools.builtin.safe_path import EscapeError, Located, is_within, kind_of, located
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
@@ -439,7 +440,6 @@ def _refuse_control_file_by_link(
     the link may have been swapped in after it did)."""
     if root is None or loc.path == str(path):
         return
-    from codingcode.approval.paths import CONTROL_FILES  # approval imports the tools
 
     def control(p: str) -> bool:  # as written: ``loc.path`` has its symlinks resolved
         rel = os.path.relpath(p, root)

@@ -1,0 +1,1 @@
+"""Hooks: PreToolUse and the lifecycle events, their settings and handlers."""

@@ -1,0 +1,453 @@
+"""The hook bus and PreToolUse hooks (SPEC A4, A6).
+
+Two kinds of PreToolUse hooks decide a call: Python functions registered in code, and
+command hooks from settings. A command hook gets the call as JSON on stdin
+(``hook_event_name``, ``tool_name``, ``tool_input``, ``session_id``, ``turn_id``, ``cwd``,
+``permission_mode``) and answers with JSON on stdout: ``decision`` (allow / deny / ask /
+continue), ``reason``, ``modifiedInput``. Exit code 2 means deny, with stderr as the reason.
+A hook that crashes, answers nonsense or runs out of time never allows: the call is asked.
+
+The bus also carries ``tool.approval.post``: every audit record, for whoever listens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import json
+import os
+import re
+import signal
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from codingcode.approval.pipeline import HOOK, LayerResult, ToolCall
+from codingcode.config import Scope, Settings, SettingsError, granting_sources, grants_apply
+
+PRE_TOOL_USE = "tool.approval.pre_use"
+POST_APPROVAL = "tool.approval.post"
+HOOK_TIMEOUT_DEFAULT_S = 60.0
+HOOK_TIMEOUT_MAX_S = 600.0
+_MAX_HOOK_OUTPUT = 1 << 20
+
+HookDecision = Literal["allow", "deny", "ask", "continue"]
+
+
+@dataclass(frozen=True)
+class HookAnswer:
+    decision: HookDecision = "continue"
+    reason: str = ""
+    modified_input: dict[str, Any] | None = None
+    #: ``continue: false`` (with its ``stopReason``): the call does not run and the agent
+    #: stops after this step. None: go on.
+    stop_reason: str | None = None
+
+
+PythonHook = Callable[[ToolCall], Awaitable["HookAnswer | None"]]
+Listener = Callable[[dict[str, Any]], None]
+
+
+# -- settings ----------------------------------------------------------------------------
+class CommandHookSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: Literal["command"] = "command"
+    command: str = Field(min_length=1)
+    timeout: float = Field(default=HOOK_TIMEOUT_DEFAULT_S, gt=0, le=HOOK_TIMEOUT_MAX_S)
+
+
+class HookMatcherSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    matcher: str = "*"
+    hooks: list[CommandHookSpec] = Field(min_length=1)
+
+
+#: The events of the hook lifecycle, named as Claude Code names them (issue 17).
+EVENTS = (
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "SessionStart",
+    "SessionEnd",
+    "Stop",
+    "SubagentStop",
+    "PreCompact",
+    "Notification",
+    "PermissionRequest",
+)
+
+
+class HooksSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    PreToolUse: list[HookMatcherSpec] = Field(default_factory=list)
+    PostToolUse: list[HookMatcherSpec] = Field(default_factory=list)
+    UserPromptSubmit: list[HookMatcherSpec] = Field(default_factory=list)
+    SessionStart: list[HookMatcherSpec] = Field(default_factory=list)
+    SessionEnd: list[HookMatcherSpec] = Field(default_factory=list)
+    Stop: list[HookMatcherSpec] = Field(default_factory=list)
+    SubagentStop: list[HookMatcherSpec] = Field(default_factory=list)
+    PreCompact: list[HookMatcherSpec] = Field(default_factory=list)
+    Notification: list[HookMatcherSpec] = Field(default_factory=list)
+    PermissionRequest: list[HookMatcherSpec] = Field(default_factory=list)
+
+
+def matcher_matches(matcher: str, name: str) -> bool:
+    """Claude Code's matchers: empty or ``*`` match everything, else a regular expression
+    that must match the whole name (``Edit|Write``, ``github:.*``). Globs (``mcp_*``, the
+    form earlier versions documented) still match as globs. A tool also answers to the
+    names Claude Code gives it (``Read`` for read_file, ``mcp__github__create_issue`` for
+    ``github:create_issue``), so matchers written for Claude Code match unchanged."""
+    matcher = matcher.strip()
+    if matcher in ("", "*"):
+        return True
+    from codingcode.tools.claude_names import name_aliases
+
+    names = name_aliases(name)
+    with contextlib.suppress(re.error):
+        if any(re.fullmatch(matcher, n) for n in names):
+            return True
+    return any(fnmatch.fnmatchcase(n, m.strip()) for m in matcher.split("|") for n in names)
+
+
+@dataclass(frozen=True)
+class CommandHook:
+    command: str
+    matcher: str
+    timeout_s: float
+    scope: Scope | None
+    source: str
+    #: False for a hook from a project file the user has not trusted: it never runs.
+    trusted: bool = True
+    event: str = "PreToolUse"
+
+    def matches(self, tool: str) -> bool:
+        return matcher_matches(self.matcher, tool)
+
+
+def load_command_hooks(settings: Settings) -> list[CommandHook]:
+    from codingcode.approval.rules import pydantic_error
+
+    hooks: list[CommandHook] = []
+    for f, data, _ in granting_sources(settings, "hooks"):
+        if not isinstance(data, dict):
+            raise SettingsError(f"Invalid settings in {f.path}: hooks must be an object.")
+        try:
+            parsed = HooksSettings.model_validate(data)
+        except ValidationError as exc:
+            raise pydantic_error(f.path, "hooks", exc) from None
+        for event in EVENTS:
+            for m in getattr(parsed, event):
+                for h in m.hooks:
+                    hooks.append(
+                        CommandHook(
+                            h.command,
+                            m.matcher,
+                            h.timeout,
+                            f.scope,
+                            str(f.path),
+                            f.trusted,
+                            event,
+                        )
+                    )
+    return hooks
+
+
+def runnable_hooks(hooks: list[CommandHook], *, distrust_project: bool) -> list[CommandHook]:
+    """The hooks that may run: the user's always, a project's only once trusted."""
+    return [h for h in hooks if grants_apply(h.scope, h.trusted, distrust_project=distrust_project)]
+
+
+# -- the bus -------------------------------------------------------------------------------
+@dataclass
+class HookBus:
+    """Python PreToolUse hooks and listeners of approval events, registered in code."""
+
+    pre_tool_use: list[tuple[str, PythonHook]] = field(default_factory=list)
+    listeners: dict[str, list[Listener]] = field(default_factory=dict)
+    #: Python hooks of the other events (codingcode.hooks.lifecycle), by event name.
+    hooks: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
+    #: ``continue: false`` answers of any event, by session id: the message for the user.
+    stops: dict[str, str] = field(default_factory=dict)
+
+    def add_pre_tool_use(self, hook: PythonHook, *, matcher: str = "*") -> None:
+        self.pre_tool_use.append((matcher, hook))
+
+    def add_hook(self, event: str, hook: Any, *, matcher: str = "*") -> None:
+        """A Python hook for ``event`` (PostToolUse, Stop, ...): an async function taking a
+        ``HookEvent`` and answering with Claude Code's JSON output as a dict, or None."""
+        if event not in EVENTS or event == "PreToolUse":
+            raise ValueError(f"unknown hook event {event!r}; use add_pre_tool_use for PreToolUse")
+        self.hooks.setdefault(event, []).append((matcher, hook))
+
+    def request_stop(self, session_id: str, message: str) -> None:
+        """A hook answered ``continue: false``: the session ``session_id`` stops after the
+        step it is in (the first request's message is kept)."""
+        self.stops.setdefault(session_id, message)
+
+    def take_stop(self, session_id: str) -> str | None:
+        """The stop requested for ``session_id`` (cleared), or None."""
+        return self.stops.pop(session_id, None)
+
+    def on(self, event: str, listener: Listener) -> None:
+        self.listeners.setdefault(event, []).append(listener)
+
+    def emit(self, event: str, payload: dict[str, Any]) -> None:
+        for listener in self.listeners.get(event, []):
+            # A listener's failure must not change a decision already made.
+            with contextlib.suppress(Exception):
+                listener(payload)
+
+
+_ORDER = {"deny": 0, "ask": 1, "allow": 2, "continue": 3}
+
+
+class PreToolUseHooks:
+    """Runs every matching hook in order and combines them: deny > ask > allow > continue.
+
+    A hook that changes the input hands the changed input to the hooks after it.
+    """
+
+    def __init__(self, command_hooks: list[CommandHook], bus: HookBus | None = None) -> None:
+        self.command_hooks = [h for h in command_hooks if h.event == "PreToolUse"]
+        self.bus = bus or HookBus()
+
+    def __bool__(self) -> bool:
+        return bool(self.command_hooks or self.bus.pre_tool_use)
+
+    async def __call__(self, call: ToolCall) -> LayerResult:
+        answers: list[tuple[str, HookAnswer]] = []
+        current = call
+        modified: dict[str, Any] | None = None
+        for matcher, fn in self.bus.pre_tool_use:
+            if not matcher_matches(matcher, call.tool):
+                continue
+            answer = await _run_python(fn, current)
+            answers.append((getattr(fn, "__name__", "python hook"), answer))
+            if answer.decision == "deny":
+                break
+            if answer.modified_input is not None:
+                modified = answer.modified_input
+                current = _with_args(current, modified)
+        else:  # no Python hook denied: the command hooks run too
+            for hook in self.command_hooks:
+                if not hook.matches(call.tool):
+                    continue
+                answer = await run_command_hook(hook, current)
+                answers.append((f"hook `{hook.command}`", answer))
+                if answer.decision == "deny":
+                    break
+                if answer.modified_input is not None:
+                    modified = answer.modified_input
+                    current = _with_args(current, modified)
+        if not answers:
+            return LayerResult(HOOK, "continue", "no PreToolUse hook matches")
+        stopped = [a.stop_reason for _, a in answers if a.stop_reason is not None]
+        if stopped:  # continue: false wins over any decision: the call does not run
+            message = f"A PreToolUse hook stopped the agent: {stopped[0]}"
+            self.bus.request_stop(call.session_id, message)
+            return LayerResult(HOOK, "deny", message)
+        name, strongest = min(answers, key=lambda a: _ORDER[a[1].decision])
+        reason = strongest.reason or f"{name} answered {strongest.decision}"
+        if strongest.decision == "continue":
+            reason = "the PreToolUse hooks did not decide"
+        return LayerResult(HOOK, strongest.decision, reason, None, modified)
+
+
+def _with_args(call: ToolCall, args: dict[str, Any]) -> ToolCall:
+    return replace(call, args=args)
+
+
+async def _run_python(fn: PythonHook, call: ToolCall) -> HookAnswer:
+    try:
+        answer = await fn(call)
+    except Exception as exc:
+        return HookAnswer("ask", f"a PreToolUse hook failed ({type(exc).__name__}: {exc}); asking")
+    if answer is None:
+        return HookAnswer()
+    if (
+        not isinstance(answer, HookAnswer)
+        or not isinstance(answer.decision, str)
+        or answer.decision not in _ORDER
+    ):
+        return HookAnswer("ask", "a PreToolUse hook gave no valid answer; asking")
+    return answer
+
+
+#: Claude Code's file tools (Read, Write, Edit, ...) name the file ``file_path``; ours,
+#: ``path``. Hooks written for Claude Code read ``tool_input.file_path``.
+_FILE_PATH_NAMES = frozenset({"Read", "Write", "Edit", "MultiEdit", "NotebookEdit"})
+
+
+def _takes_file_path(tool: str) -> bool:
+    from codingcode.tools.claude_names import OURS_TO_CLAUDE
+
+    return any(n in _FILE_PATH_NAMES for n in OURS_TO_CLAUDE.get(tool, ()))
+
+
+def hook_tool_input(call: ToolCall) -> dict[str, Any]:
+    """``tool_input`` as a hook sees it: the call's arguments, and for a file tool also
+    Claude Code's ``file_path`` — the same file as an absolute path (``~`` and relative
+    paths resolved against the call's directory, as Claude Code gives it), so a hook
+    cannot be dodged by spelling the path differently. ``path`` stays, as given."""
+    args = call.args
+    path = args.get("path")
+    if not isinstance(path, str) or "file_path" in args or not _takes_file_path(call.tool):
+        return args
+    full = os.path.normpath(os.path.join(call.cwd, os.path.expanduser(path)))
+    return {**args, "file_path": full}
+
+
+def from_hook_input(call: ToolCall, modified: dict[str, Any]) -> dict[str, Any]:
+    """A hook's ``updatedInput`` in our argument names: a ``file_path`` we added becomes
+    ``path`` again (a changed one is the new path; an unchanged one is dropped)."""
+    if "file_path" not in modified or "file_path" in call.args or not _takes_file_path(call.tool):
+        return modified
+    out = dict(modified)
+    new = out.pop("file_path")
+    if new != hook_tool_input(call).get("file_path"):
+        out["path"] = new
+    return out
+
+
+def hook_input(call: ToolCall) -> dict[str, Any]:
+    return {
+        "hook_event_name": "PreToolUse",
+        "tool_name": call.tool,
+        "tool_input": hook_tool_input(call),
+        "session_id": call.session_id,
+        "transcript_path": "",
+        "tool_use_id": call.call_id,
+        "turn_id": call.turn_id,
+        "cwd": str(call.cwd),
+        "project_path": str(call.project_path),
+        "permission_mode": call.mode,
+    }
+
+
+@dataclass(frozen=True)
+class HookRun:
+    """What one command hook did: its exit code (None: it did not finish), its output."""
+
+    code: int | None
+    stdout: str
+    stderr: str
+    #: Why it did not finish (could not start, timed out), for messages.
+    failure: str = ""
+
+
+def hook_env(project: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["CODINGCODE_PROJECT_DIR"] = str(project)
+    env["CLAUDE_PROJECT_DIR"] = str(project)  # hooks written for Claude Code
+    return env
+
+
+async def run_hook_process(
+    command: str, payload: dict[str, Any], cwd: Path, timeout_s: float
+) -> HookRun:
+    """Run ``command`` with ``payload`` as JSON on stdin; its process group never outlives it."""
+    data = json.dumps(payload).encode()
+    try:
+        proc = await anyio.open_process(
+            ["/bin/sh", "-c", command],
+            stdin=-1,
+            stdout=-1,
+            stderr=-1,
+            cwd=str(cwd),
+            env=hook_env(cwd),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return HookRun(None, "", "", f"could not start ({exc})")
+    out = bytearray()
+    err = bytearray()
+
+    async def pump(stream: Any, sink: bytearray) -> None:
+        async for chunk in stream:
+            if len(sink) < _MAX_HOOK_OUTPUT:
+                sink.extend(chunk[: _MAX_HOOK_OUTPUT - len(sink)])
+
+    timed_out = False
+    try:
+        with anyio.move_on_after(timeout_s) as scope:
+            async with anyio.create_task_group() as tg:
+                assert proc.stdout is not None and proc.stderr is not None
+                tg.start_soon(pump, proc.stdout, out)
+                tg.start_soon(pump, proc.stderr, err)
+                if proc.stdin is not None:
+                    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        await proc.stdin.send(data)
+                    await proc.stdin.aclose()
+                await proc.wait()
+        timed_out = scope.cancelled_caught
+    finally:
+        # The hook's whole process group goes, whatever happened (timeout, cancellation).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with anyio.CancelScope(shield=True):
+            await proc.aclose()
+    stdout = out.decode("utf-8", "replace")
+    stderr = err.decode("utf-8", "replace").strip()
+    if timed_out:
+        return HookRun(None, stdout, stderr, f"took longer than {timeout_s:g}s and was killed")
+    return HookRun(proc.returncode, stdout, stderr)
+
+
+async def run_command_hook(hook: CommandHook, call: ToolCall) -> HookAnswer:
+    """Run one command hook; any failure is an ask, never an allow."""
+    run = await run_hook_process(hook.command, hook_input(call), call.project_path, hook.timeout_s)
+    if run.code is None:
+        return HookAnswer("ask", f"the hook `{hook.command}` {run.failure}; asking")
+    code = run.code
+    stderr = run.stderr
+    if code == 2:
+        return HookAnswer("deny", stderr or f"the hook `{hook.command}` denied the call")
+    if code != 0:
+        detail = f": {stderr[:300]}" if stderr else ""
+        return HookAnswer(
+            "ask", f"the hook `{hook.command}` failed with exit code {code}{detail}; asking"
+        )
+    answer = parse_hook_output(run.stdout, hook.command)
+    if answer.modified_input is not None:
+        answer = replace(answer, modified_input=from_hook_input(call, answer.modified_input))
+    return answer
+
+
+def parse_hook_output(text: str, command: str) -> HookAnswer:
+    text = text.strip()
+    if not text:
+        return HookAnswer()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return HookAnswer("ask", f"the hook `{command}` printed something that is not JSON; asking")
+    if not isinstance(data, dict):
+        return HookAnswer("ask", f"the hook `{command}` did not answer with a JSON object; asking")
+    stop = None
+    if data.get("continue") is False:  # Claude Code's universal field
+        stop = str(data.get("stopReason") or f"the hook `{command}` answered continue: false")
+    specific = data.get("hookSpecificOutput")
+    if isinstance(specific, dict):  # the shape other agents' hooks print
+        data = {
+            "decision": specific.get("permissionDecision", "continue"),
+            "reason": specific.get("permissionDecisionReason", ""),
+            "modifiedInput": specific.get("updatedInput"),
+        }
+    decision: Any = data.get("decision", "continue")
+    if isinstance(decision, str):  # Claude Code's older PreToolUse answers: approve / block
+        decision = {"approve": "allow", "block": "deny"}.get(decision, decision)
+    if not isinstance(decision, str) or decision not in _ORDER:
+        return HookAnswer(
+            "ask", f"the hook `{command}` answered an unknown decision {decision!r}; asking"
+        )
+    modified = data.get("modifiedInput")
+    if modified is not None and not isinstance(modified, dict):
+        return HookAnswer(
+            "ask", f"the hook `{command}` gave a modifiedInput that is not an object; asking"
+        )
+    reason = data.get("reason") or ""
+    return HookAnswer(cast(HookDecision, decision), str(reason), modified, stop)

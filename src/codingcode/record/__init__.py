@@ -1,0 +1,1 @@
+"""What happened: the audit of every decision and every call's outcome (below the runner; no UI)."""

@@ -1,0 +1,811 @@
+"""AuditLog (SPEC A6): every layer's decision and every call's outcome, crash-safe, shared.
+
+Records live in SQLite in WAL mode under the user's state directory: a crash loses at most
+the record being written, never the file; concurrent codingcode processes append to it
+safely (SQLite's own locking, a busy timeout instead of errors). Large argument values are
+shortened before they are stored. Each layer record is also emitted as ``tool.approval.post``.
+
+Two tables, linked by a call id (the runner makes one per call):
+
+- ``approval_audit``: one row per layer decision (A6), as the pipeline decides;
+- ``call_outcome``: one row per call the runner handled: the final decision, then what
+  happened — ``ran``, ``failed``, ``cancelled`` or ``denied`` — with the error kind, a
+  command's exit code where the tool reports one, the duration and the result's size.
+
+**The audit degrades, it never breaks a call.** A damaged, locked, read-only or full
+database makes the call go on without its record, and one line on stderr (once per
+process) says the audit is unavailable and why. Users who would rather refuse calls than run
+them unaudited set ``"audit": {"required": true}`` in a settings file: then a call whose
+decision cannot be recorded is denied, saying why. After a failure the log tries the
+database again after :data:`RETRY_AFTER_S` (a lock or a full disk may pass).
+
+**Schema changes are migrations** (:data:`MIGRATIONS`, applied in order and counted in
+``PRAGMA user_version``), each additive: new tables, or new columns that are nullable or
+have a default. So a database of an older version opens and is brought up to date, and an
+older codingcode can still write to a newer database (it names the columns it knows and
+leaves the others to their defaults); if it cannot, that is one more reason the audit is
+unavailable, never a crash. To add a column: append a migration, bump nothing else.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import re
+import sqlite3
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal
+
+from codingcode.approval.pipeline import LayerResult, ToolCall
+from codingcode.config import user_state_dir
+from codingcode.errors import AgentError, DeniedError, ErrorKind
+from codingcode.text import safe_text
+
+if TYPE_CHECKING:
+    from codingcode.approval.pipeline import Decision
+
+MAX_VALUE_CHARS = 200
+#: Nesting deeper than this is stored as a note (a record stays small and readable).
+MAX_DEPTH = 20
+#: After a failure, the database is tried again after this many seconds (not on every call:
+#: a lock held for minutes must not cost every call the busy timeout).
+RETRY_AFTER_S = 30.0
+#: How long a write waits for another process's lock before the audit counts as unavailable.
+BUSY_TIMEOUT_S = 5.0
+
+Outcome = Literal["ran", "failed", "cancelled", "denied"]
+
+
+def _script(conn: sqlite3.Connection, script: str) -> None:
+    # Statement by statement: ``executescript`` would commit the migration's transaction.
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _add_column(conn: sqlite3.Connection, table: str, column: str, decl: str) -> None:
+    have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+    if column not in have:
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+
+
+def _v1(conn: sqlite3.Connection) -> None:
+    # The layer records. IF NOT EXISTS: a database from before versioning already has them.
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS approval_audit (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            time REAL NOT NULL,
+            session TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            tool TEXT NOT NULL,
+            args TEXT NOT NULL,
+            layer TEXT NOT NULL,
+            decision TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            rule TEXT,
+            project TEXT NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS approval_audit_tool ON approval_audit (tool);
+        CREATE INDEX IF NOT EXISTS approval_audit_decision ON approval_audit (decision);
+        """,
+    )
+
+
+def _v2(conn: sqlite3.Connection) -> None:
+    # Call ids link a call's layer records to its outcome.
+    _add_column(conn, "approval_audit", "call_id", "TEXT")
+    _script(
+        conn,
+        """
+        CREATE INDEX IF NOT EXISTS approval_audit_call ON approval_audit (call_id);
+        CREATE TABLE IF NOT EXISTS call_outcome (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            call_id TEXT NOT NULL,
+            time REAL NOT NULL,
+            session TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            tool TEXT NOT NULL,
+            project TEXT NOT NULL,
+            decision TEXT NOT NULL,
+            layer TEXT,
+            rule TEXT,
+            outcome TEXT NOT NULL,
+            error_kind TEXT,
+            exit_code INTEGER,
+            duration_ms REAL,
+            result_bytes INTEGER,
+            detail TEXT
+        );
+        CREATE INDEX IF NOT EXISTS call_outcome_call ON call_outcome (call_id);
+        CREATE INDEX IF NOT EXISTS call_outcome_tool ON call_outcome (tool);
+        """,
+    )
+
+
+def _v3(conn: sqlite3.Connection) -> None:
+    # The user's answer (once, session, always (project), always (user), no) and the rule
+    # it granted, on the UserConfirmation record (issue 13).
+    _add_column(conn, "approval_audit", "answer", "TEXT")
+    _add_column(conn, "approval_audit", "grant_rule", "TEXT")
+
+
+def _v4(conn: sqlite3.Connection) -> None:
+    # Every connection attempt through the sandbox's network proxy, allowed or refused,
+    # with the call it belongs to (issue 16).
+    _script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS network_audit (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            call_id TEXT,
+            time REAL NOT NULL,
+            method TEXT NOT NULL,
+            host TEXT NOT NULL,
+            port INTEGER NOT NULL,
+            allowed INTEGER NOT NULL,
+            reason TEXT,
+            setting TEXT,
+            address TEXT
+        );
+        CREATE INDEX IF NOT EXISTS network_audit_call ON network_audit (call_id);
+        """,
+    )
+
+
+#: MIGRATIONS[i] brings a database from version i to i + 1. Append only; each one additive.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def default_audit_path() -> Path:
+    return user_state_dir() / "audit.db"
+
+
+def shorten(value: Any, limit: int = MAX_VALUE_CHARS, depth: int = 0) -> Any:
+    """Arguments as stored: long strings cut with their full length said, deep nesting cut."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        return value[:limit] + f"... [{len(value)} characters]"
+    if isinstance(value, (dict, list)) and depth >= MAX_DEPTH:
+        return f"... [nested deeper than {MAX_DEPTH} levels]"
+    if isinstance(value, dict):
+        return {k: shorten(v, limit, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        shown = [shorten(v, limit, depth + 1) for v in value[:20]]
+        if len(value) > 20:
+            shown.append(f"... [{len(value)} items]")
+        return shown
+    return value
+
+
+#: Argument names whose values are secrets, and secrets inside text (tokens, passwords).
+_SECRET_KEY = re.compile(
+    r"(?i)(pass(word|wd)?|secret|token|api[_-]?key|auth(orization)?|cookie|credential)"
+)
+_SECRET_TEXT = re.compile(
+    r"(?i)(?P<keep>(?:authorization:\s*)?bearer\s+|(?:pass(?:word|wd)?|secret|token|api[_-]?key)"
+    r"[\"']?\s*[=:]\s*[\"']?)(?P<value>[^\s\"'&]{4,})"
+    r"|(?P<bare>\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}"
+    r"|xox[abpr]-[A-Za-z0-9-]{10,}|glpat-[A-Za-z0-9_-]{16,})\b)"
+)
+REDACTED = "[redacted]"
+
+
+def redact(value: Any, key: str = "") -> Any:
+    """Arguments as stored: secrets replaced by ``[redacted]`` (names and values that look
+    like credentials: passwords, tokens, API keys, Bearer headers)."""
+    if isinstance(value, str):
+        if key and _SECRET_KEY.search(key) and value:
+            return REDACTED
+        return _SECRET_TEXT.sub(
+            lambda m: REDACTED if m.group("bare") else m.group("keep") + REDACTED, value
+        )
+    if isinstance(value, dict):
+        return {k: redact(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact(v, key) for v in value]
+    return value
+
+
+def _loads(text: Any) -> Any:
+    """A stored JSON value, or the text itself when it is not JSON (a damaged row)."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    id: int
+    time: float
+    session: str
+    turn: int
+    tool: str
+    args: dict[str, Any]
+    layer: str
+    decision: str
+    reason: str
+    rule: str | None
+    project: str
+    call_id: str | None = None
+    #: The user's answer and the rule it granted (UserConfirmation records only).
+    answer: str | None = None
+    grant: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One call: its final decision and what happened when it ran (or why it did not)."""
+
+    id: int
+    call_id: str
+    time: float
+    session: str
+    turn: int
+    tool: str
+    project: str
+    decision: str
+    layer: str | None
+    rule: str | None
+    outcome: str
+    error_kind: str | None
+    exit_code: int | None
+    duration_ms: float | None
+    result_bytes: int | None
+    detail: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class NetworkRecord:
+    """One connection attempt through the sandbox's proxy, with the call it belongs to."""
+
+    call_id: str | None
+    time: float
+    method: str
+    host: str
+    port: int
+    allowed: bool
+    reason: str | None
+    setting: str | None
+    address: str | None
+    session: str | None = None
+    turn: int | None = None
+    tool: str | None = None
+    args: Any = None
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class AuditUnavailableError(AgentError):
+    """The audit database cannot be read (for ``codingcode audit``)."""
+
+    kind = ErrorKind.TOOL_FAILURE
+
+
+def describe_failure(exc: BaseException, path: Path) -> str:
+    """Why the audit database at ``path`` cannot be used, in words a user can act on."""
+    text = str(exc)
+    lowered = text.lower()
+    code = getattr(exc, "errno", None)
+    if "not a database" in lowered or "malformed" in lowered:
+        return (
+            f"{path} is not a usable SQLite database (damaged?); move it aside to start a new log"
+        )
+    if "locked" in lowered or "busy" in lowered:
+        return f"{path} is locked by another process"
+    if "full" in lowered or code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return f"the disk holding {path} is full"
+    if (
+        "readonly" in lowered
+        or "read-only" in lowered
+        or "unable to open" in lowered
+        or isinstance(exc, PermissionError)
+        or code in (errno.EROFS, errno.EACCES, errno.EPERM)
+    ):
+        return f"{path} cannot be written (a read-only or inaccessible directory?)"
+    return f"{path}: {type(exc).__name__}: {safe_text(text)}"
+
+
+#: Paths whose unavailability this process has reported already (one line each, ever).
+_REPORTED: set[str] = set()
+_REPORTED_LOCK = threading.Lock()
+
+
+def _report_once(path: Path, reason: str, required: bool) -> None:
+    with _REPORTED_LOCK:
+        if str(path) in _REPORTED:
+            return
+        _REPORTED.add(str(path))
+    consequence = (
+        "calls are refused while it is (the settings set audit.required)"
+        if required
+        else "calls go on without audit records"
+    )
+    try:
+        sys.stderr.write(f"codingcode: the audit log is unavailable: {reason}; {consequence}.\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # no stderr to say it on: nothing more we can do
+        pass
+
+
+class AuditLog:
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        emit: Any = None,
+        required: bool = False,
+        busy_timeout: float = BUSY_TIMEOUT_S,
+    ) -> None:
+        self.path = Path(path) if path is not None else default_audit_path()
+        self._emit = emit
+        #: Refuse calls whose decision cannot be recorded (settings ``audit.required``).
+        self.required = required
+        self.busy_timeout = busy_timeout
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        #: Why the database cannot be used now (None: it can), and when to try it again.
+        self.unavailable: str | None = None
+        self._retry_at = 0.0
+
+    # -- connecting ------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                self.path, timeout=self.busy_timeout, check_same_thread=False, isolation_level=None
+            )
+            try:
+                self._prepare(conn)
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        # Switching to WAL (first use) needs the database to itself, and SQLite does not
+        # always wait for that: several processes starting at once retry briefly.
+        deadline = time.monotonic() + self.busy_timeout
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                self._migrate(conn)
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.02)
+
+    @staticmethod
+    def _migrate(conn: sqlite3.Connection) -> None:
+        if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+            return  # current, or written by a newer codingcode: use the columns we know
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            for migrate in MIGRATIONS[version:]:
+                migrate(conn)
+            if version < SCHEMA_VERSION:
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def _write(self, sql: str, row: tuple[Any, ...]) -> bool:
+        """Run one INSERT; False (after saying why, once) when the database cannot be used."""
+        with self._lock:
+            if self.unavailable is not None and time.monotonic() < self._retry_at:
+                return False
+            try:
+                self._connect().execute(sql, row)
+            except Exception as exc:  # whatever it is, the call goes on
+                self.unavailable = describe_failure(exc, self.path)
+                self._retry_at = time.monotonic() + RETRY_AFTER_S
+                if self._conn is not None:
+                    self._conn.close()
+                    self._conn = None
+                _report_once(self.path, self.unavailable, self.required)
+                return False
+            self.unavailable = None
+            return True
+
+    def _refuse(self, call: ToolCall) -> None:
+        raise DeniedError(
+            f"{call.tool} was not run: the audit log is unavailable ({self.unavailable}) and the "
+            'settings require it ("audit": {"required": true}). Fix the audit database, or '
+            "set audit.required to false to let calls run unaudited."
+        )
+
+    # -- writing ---------------------------------------------------------------------------
+    def record(self, call: ToolCall, result: LayerResult, when: float) -> None:
+        """Record one layer's decision. Never raises, unless the settings require the audit."""
+        args = safe_text(json.dumps(shorten(redact(call.args)), ensure_ascii=False, default=str))
+        answer = getattr(result, "answer", None)
+        grant = getattr(result, "grant", None)
+        row = (
+            when,
+            safe_text(call.session_id),
+            call.turn_id,
+            safe_text(call.tool),
+            args,
+            result.layer,
+            result.action,
+            safe_text(redact(result.reason)),
+            safe_text(redact(result.rule)) if result.rule is not None else None,
+            safe_text(str(call.project_path)),
+            call.call_id or None,
+            answer,
+            safe_text(redact(grant)) if grant is not None else None,
+        )
+        written = self._write(
+            "INSERT INTO approval_audit (time, session, turn, tool, args, layer, decision,"
+            " reason, rule, project, call_id, answer, grant_rule)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            row,
+        )
+        if self._emit is not None:
+            self._emit(
+                {
+                    "time": when,
+                    "session": row[1],
+                    "turn": call.turn_id,
+                    "tool": row[3],
+                    "args": json.loads(args),
+                    "layer": result.layer,
+                    "decision": result.action,
+                    "reason": row[7],
+                    "rule": row[8],
+                    "call_id": row[10],
+                    "answer": answer,
+                    "grant": row[12],
+                }
+            )
+        if not written and self.required and result.action != "deny":
+            self._refuse(call)
+
+    def record_outcome(
+        self,
+        call: ToolCall,
+        decision: Decision | None,
+        outcome: Outcome,
+        *,
+        when: float | None = None,
+        error: BaseException | None = None,
+        exit_code: int | None = None,
+        duration_s: float | None = None,
+        result_bytes: int | None = None,
+    ) -> None:
+        """Record what became of one call. Never raises: the call is over either way."""
+        kind: str | None = None
+        detail: str | None = None
+        if isinstance(error, AgentError):
+            kind = error.kind.value
+            detail = error.message
+        elif error is not None and outcome == "cancelled":
+            kind = ErrorKind.CANCELLED.value
+        elif error is not None:
+            kind = type(error).__name__
+            detail = str(error)
+        if detail is not None:
+            detail = safe_text(shorten(detail.strip().splitlines()[0] if detail.strip() else ""))
+        row = (
+            call.call_id,
+            time.time() if when is None else when,
+            safe_text(call.session_id),
+            call.turn_id,
+            safe_text(call.tool),
+            safe_text(str(call.project_path)),
+            decision.decision if decision is not None else "none",
+            decision.layer if decision is not None else None,
+            safe_text(decision.rule) if decision is not None and decision.rule else None,
+            outcome,
+            kind,
+            exit_code,
+            None if duration_s is None else round(duration_s * 1000, 3),
+            result_bytes,
+            detail,
+        )
+        self._write(
+            "INSERT INTO call_outcome (call_id, time, session, turn, tool, project, decision,"
+            " layer, rule, outcome, error_kind, exit_code, duration_ms, result_bytes, detail)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            row,
+        )
+
+    def record_network(self, events: Sequence[Mapping[str, Any]]) -> None:
+        """Record the sandbox proxy's connection events of one call (``ConnectionEvent.to_json``
+        form). Never raises: the command is over either way."""
+        for e in events:
+            row = (
+                safe_text(str(e.get("call") or "")) or None,
+                float(e.get("when") or time.time()),
+                safe_text(str(e.get("method", "")))[:20],
+                safe_text(str(e.get("host", "")))[:300],
+                int(e.get("port") or 0),
+                1 if e.get("allowed") else 0,
+                safe_text(shorten(str(e.get("reason") or ""))) or None,
+                str(e.get("setting") or "") or None,
+                str(e.get("address") or "") or None,
+            )
+            if not self._write(
+                "INSERT INTO network_audit (call_id, time, method, host, port, allowed, reason,"
+                " setting, address) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            ):
+                return
+
+    def query_network(
+        self,
+        *,
+        call_id: str | None = None,
+        limit: int = 50,
+        allowed: bool | None = None,
+        host: str | None = None,
+    ) -> list[Any]:
+        """The proxy's connection records (newest last): (call_id, time, method, host, port,
+        allowed, reason, setting, address). ``allowed``: only allowed (True) or refused
+        (False) ones; ``host``: a glob on the name."""
+        columns = [
+            "call_id", "time", "method", "host", "port", "allowed", "reason", "setting", "address",
+        ]  # fmt: skip
+        filters = [
+            ("call_id = ?", call_id),
+            ("allowed = ?", None if allowed is None else int(allowed)),
+            ("host GLOB ?", None if host is None else host.lower()),
+        ]
+        return self._select("network_audit", columns, filters, limit)
+
+    def network_records(
+        self,
+        *,
+        call_id: str | None = None,
+        limit: int = 50,
+        allowed: bool | None = None,
+        host: str | None = None,
+    ) -> list[NetworkRecord]:
+        """The proxy's connection records with the call each belongs to (its session, turn,
+        tool and arguments, from the call's first approval record), newest last."""
+        rows = self.query_network(call_id=call_id, limit=limit, allowed=allowed, host=host)
+        calls = self._calls_by_id({r[0] for r in rows if r[0]})
+        out = []
+        for r in rows:
+            session, turn, tool, args = calls.get(r[0] or "", (None, None, None, None))
+            out.append(
+                NetworkRecord(
+                    call_id=r[0], time=r[1], method=r[2], host=r[3], port=r[4],
+                    allowed=bool(r[5]), reason=r[6], setting=r[7], address=r[8],
+                    session=session, turn=turn, tool=tool, args=args,
+                )
+            )  # fmt: skip
+        return out
+
+    def _calls_by_id(self, ids: set[str]) -> dict[str, tuple[Any, Any, Any, Any]]:
+        if not ids or not self.path.exists():
+            return {}
+        found: dict[str, tuple[Any, Any, Any, Any]] = {}
+        try:
+            conn = self._reader()
+            try:
+                have = {row[1] for row in conn.execute("PRAGMA table_info(approval_audit)")}
+                if "call_id" not in have:
+                    return {}
+                for one in ids:  # each through the call_id index: linear in the rows shown
+                    row = conn.execute(
+                        "SELECT session, turn, tool, args FROM approval_audit WHERE call_id = ?"
+                        " ORDER BY id LIMIT 1",
+                        (one,),
+                    ).fetchone()
+                    if row is not None:
+                        found[one] = (row[0], row[1], row[2], _loads(row[3]))
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise AuditUnavailableError(
+                f"cannot read the audit log: {describe_failure(exc, self.path)}."
+            ) from None
+        return found
+
+    def track(self, call: ToolCall, *, reports_exit_code: bool = False) -> CallTracker:
+        """A context manager around one call that records its outcome (see :class:`CallTracker`)."""
+        return CallTracker(self, call, reports_exit_code)
+
+    # -- reading ---------------------------------------------------------------------------
+    def _reader(self) -> sqlite3.Connection:
+        """A connection that only reads (works in a read-only directory too)."""
+        uri = self.path.resolve().as_uri()
+        try:
+            conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=self.busy_timeout)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.Error:
+            # No -shm file and no right to create one: read the file as it is.
+            conn = sqlite3.connect(f"{uri}?immutable=1", uri=True)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+
+    def _select(
+        self, table: str, columns: list[str], filters: list[tuple[str, Any]], limit: int
+    ) -> list[Any]:
+        """The newest ``limit`` rows of ``table`` (oldest first) matching every filter whose
+        value is not None (``("tool GLOB ?", value)``); a column the table lacks (an older
+        log) reads as NULL."""
+        where = [clause for clause, value in filters if value is not None]
+        params = [value for _, value in filters if value is not None]
+        if not self.path.exists():
+            return []
+        try:
+            conn = self._reader()
+            try:
+                have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+                if not have:
+                    return []
+                shown = ", ".join(c if c in have else f"NULL AS {c}" for c in columns)
+                sql = f"SELECT {shown} FROM {table}"
+                if where:
+                    sql += " WHERE " + " AND ".join(where)
+                sql += " ORDER BY id DESC LIMIT ?"
+                rows = conn.execute(sql, [*params, limit]).fetchall()
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise AuditUnavailableError(
+                f"cannot read the audit log: {describe_failure(exc, self.path)}."
+            ) from None
+        return list(reversed(rows))
+
+    def query(
+        self, *, decision: str | None = None, tool: str | None = None, limit: int = 50
+    ) -> list[AuditRecord]:
+        columns = [
+            "id", "time", "session", "turn", "tool", "args", "layer", "decision", "reason",
+            "rule", "project", "call_id", "answer", "grant_rule",
+        ]  # fmt: skip
+        filters = [("decision = ?", decision or None), ("tool GLOB ?", tool or None)]
+        rows = self._select("approval_audit", columns, filters, limit)
+        return [
+            AuditRecord(
+                id=r[0], time=r[1], session=r[2], turn=r[3], tool=r[4], args=_loads(r[5]),
+                layer=r[6], decision=r[7], reason=r[8], rule=r[9], project=r[10],
+                call_id=r[11], answer=r[12], grant=r[13],
+            )
+            for r in rows
+        ]  # fmt: skip
+
+    def query_calls(
+        self, *, outcome: str | None = None, tool: str | None = None, limit: int = 50
+    ) -> list[CallRecord]:
+        """One record per call: the final decision and the outcome, newest last."""
+        columns = [
+            "id", "call_id", "time", "session", "turn", "tool", "project", "decision", "layer",
+            "rule", "outcome", "error_kind", "exit_code", "duration_ms", "result_bytes", "detail",
+        ]  # fmt: skip
+        filters = [("outcome = ?", outcome or None), ("tool GLOB ?", tool or None)]
+        return [CallRecord(*r) for r in self._select("call_outcome", columns, filters, limit)]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+_EXIT_LINE = re.compile(r"^Exit code: (-?\d+)$")
+
+
+def reported_exit_code(text: str) -> int | None:
+    """The exit code a command tool reports in its result's header (``Exit code: N``).
+
+    Only the lines before the command's own output (``--- stdout ---``) count, so output
+    that prints such a line is never mistaken for it.
+    """
+    for line in text[:4096].splitlines()[:8]:
+        if line.startswith("--- "):
+            return None
+        match = _EXIT_LINE.match(line)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+class CallTracker:
+    """Records one call's outcome when its ``with`` block ends (the runner's record step).
+
+    Inside the block the runner sets :attr:`decision`, calls :meth:`started` just before the
+    tool executes and :meth:`finished` with its result. The block's end records ``ran``,
+    ``denied`` (a decision that was not allow), ``cancelled`` or ``failed``; an exception
+    passes on unchanged. With no log (``None``) it records nothing.
+    """
+
+    def __init__(self, log: AuditLog | None, call: ToolCall, reports_exit_code: bool) -> None:
+        self.log = log
+        self.call = call
+        self.reports_exit_code = reports_exit_code
+        self.decision: Decision | None = None
+        self._start: float | None = None
+        self._result: str | None = None
+
+    def __enter__(self) -> CallTracker:
+        return self
+
+    def started(self) -> None:
+        self._start = time.monotonic()
+
+    def finished(self, result: str) -> None:
+        self._result = result
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.log is None:
+            return
+        duration = None if self._start is None else time.monotonic() - self._start
+        if exc is None and self._result is not None:
+            self.log.record_outcome(
+                self.call,
+                self.decision,
+                "ran",
+                exit_code=reported_exit_code(self._result) if self.reports_exit_code else None,
+                duration_s=duration,
+                result_bytes=len(self._result.encode("utf-8", "surrogatepass")),
+            )
+            return
+        if exc is None:
+            return  # nothing ran and nothing failed (a caller that stopped early)
+        if self._start is None and self.decision is not None and not self.decision.allowed:
+            outcome: Outcome = "denied"
+        elif _is_cancellation(exc):
+            outcome = "cancelled"  # while it ran, or while it was being decided (a question)
+        elif self._start is None and self.decision is None and isinstance(exc, DeniedError):
+            outcome = "denied"  # refused before any decision (a layer said no by raising)
+        else:
+            outcome = "failed"
+        size = None
+        if isinstance(exc, AgentError):
+            size = len(exc.message.encode("utf-8", "surrogatepass"))
+        self.log.record_outcome(
+            self.call,
+            self.decision,
+            outcome,
+            error=exc,
+            exit_code=_error_exit_code(exc) if self.reports_exit_code else None,
+            duration_s=duration,
+            result_bytes=size,
+        )
+
+
+def _is_cancellation(exc: BaseException) -> bool:
+    import anyio
+
+    if isinstance(exc, AgentError):
+        return exc.kind is ErrorKind.CANCELLED
+    return isinstance(exc, (KeyboardInterrupt, anyio.get_cancelled_exc_class()))
+
+
+def _error_exit_code(exc: BaseException) -> int | None:
+    return reported_exit_code(exc.message) if isinstance(exc, AgentError) else None
