@@ -146,3 +146,31 @@ def test_a_node_killed_mid_run_loses_no_task(
     # Nothing of the killed attempts is left: no session, no sandbox, no working copy.
     assert wait_gone(str(workdir)) == []
     assert not list(workdir.iterdir())
+
+
+@pytest.mark.timeout(300)
+def test_the_rayjob_entrypoint_runs(
+    cluster: Any, server: FakeModelServer, tmp_path: Path, workdir: Path
+) -> None:
+    """deploy/rayjob.yaml's entrypoint, run as KubeRay runs it (RAY_ADDRESS set to the
+    cluster), with its /data volume a folder here."""
+    import shlex
+
+    import yaml
+
+    deploy = Path(__file__).resolve().parents[2] / "deploy"
+    job = yaml.safe_load((deploy / "rayjob.yaml").read_text())
+    data = tmp_path / "data"
+    data.mkdir()
+    repos = make_repos(data / "repos", 1)
+    write_tasks(data / "tasks.jsonl", task_lines(repos, 2))
+    argv = shlex.split(job["spec"]["entrypoint"].replace("/data", str(data)))
+    assert argv[:3] == ["codingcode", "fleet", "run"]
+    env = fleet_env(server, tmp_path / "home")
+    env |= {"RAY_ADDRESS": cluster.address, "CODINGCODE_FLEET_WORKDIR": str(workdir)}
+    run = fleet(argv[2:], env, tmp_path, timeout=240)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = result_lines(data / "out")
+    assert sorted(r["id"] for r in results) == ["t000", "t001"]
+    assert {r["status"] for r in results} == {"done"}
+    assert json.loads(run.stdout.splitlines()[-1])["type"] == "end"
