@@ -568,7 +568,16 @@ class AgentSession:
                     kind=ErrorKind.INVALID_ARGUMENTS,
                 )
             self.resolver.ensure_callable(call.name)
-            ctx = self.runner.context(signal=signal, state=self.state, turn_id=self.turn)
+            ctx = self.runner.context(
+                signal=signal,
+                state=self.state,
+                turn_id=self.turn,
+                # What the model sees of a result is decided once (see _fit_output): a tool
+                # that cuts its own output to this budget saves the whole of it here.
+                output_dir=self.spill_dir,
+                call_id=call.id,
+                output_budget=self.settings.tool_output_limit,
+            )
 
             def decided(decision: Decision) -> None:
                 self._decided(call, decision)

@@ -19,6 +19,7 @@ import typer
 from codingcode.cli.agent_commands import cli_session, depth_of, summarize_args
 from codingcode.cli.tool_commands import check_mode, project_dir
 from codingcode.tools.declarations import Lookup, builtin_declaration, lookup
+from codingcode.tools.output import plural
 from codingcode.tui.keys import TurnKeys
 
 if TYPE_CHECKING:
@@ -150,13 +151,25 @@ class TerminalView:
     def render_result(self, indent: str, content: str, is_error: bool) -> None:
         from rich.markup import escape
 
+        from codingcode.tools.output import real_sizes
+
         lines = content.rstrip().splitlines() or ["(empty)"]
         shown = lines[:4]
         style = "red" if is_error else "dim"
         for line in shown:
             self.console.print(f"{indent}  [{style}]│ {escape(line[:160])}[/]")
-        if len(lines) > len(shown):
-            self.console.print(f"{indent}  [{style}]│ … {len(lines) - len(shown)} more lines[/]")
+        cut = real_sizes(content)
+        if cut:
+            # The real sizes, not those of the preview the model got.
+            for what, size, count, where in cut:
+                saved = f" — saved in {where}" if where else ""
+                self.console.print(
+                    f"{indent}  [{style}]│ … {what}: {plural(count, 'line')}, "
+                    f"{human_bytes(size)} in all{escape(saved)}[/]"
+                )
+        elif len(lines) > len(shown):
+            more = plural(len(lines) - len(shown), "more line")
+            self.console.print(f"{indent}  [{style}]│ … {more}[/]")
 
     def render_todos(self, todos: list[dict[str, str]]) -> None:
         from rich.markup import escape
@@ -171,6 +184,13 @@ class TerminalView:
 
     def finish(self) -> None:
         self._stop_live()
+
+
+def human_bytes(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return plural(n, "byte")
 
 
 class TerminalConfirmerApp:

@@ -109,6 +109,11 @@ def check_text_arg(value: str, field: str) -> None:
 def missing_file_message(path: Path, ctx: ToolExecCtx) -> str:
     shown = display_path(path, ctx)
     parent = path.parent
+    if ctx.output_dir is not None and parent == ctx.output_dir:
+        return (
+            f"File not found: {shown} (a saved output of an earlier call, deleted since; run "
+            "that call again if its output is still needed)."
+        )
     if not _is_dir(parent):
         return (
             f"File not found: {shown} (the directory {display_path(parent, ctx)} does not exist)."
