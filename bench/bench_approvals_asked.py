@@ -112,7 +112,7 @@ class Counting:
 async def asked(project: Path, *, before: bool, answer: Answer) -> int:
     service = ToolService.default()
     confirmer = Counting(answer)
-    pipeline, _, _ = build_pipeline(Workspace.load(project), confirmer=confirmer, audit=False)
+    pipeline, _, _ = build_pipeline(Workspace.load(project), confirmer=confirmer)
     if before:  # as it was: no read-only commands, no check before asking, broad rules
         pipeline.read_only = None
         pipeline.precheck = None

@@ -67,7 +67,7 @@ def startup_seconds(n: int, root: Path) -> tuple[float, float]:
     best, best_cpu = float("inf"), float("inf")
     for _ in range(3):
         t0, c0 = time.perf_counter(), time.process_time()
-        pipeline, _, _ = build_pipeline(Workspace.load(project), audit=False)
+        pipeline, _, _ = build_pipeline(Workspace.load(project))
         pipeline.evaluate(ToolCall("execute_command", {"command": "git status"}, project.resolve()))
         best = min(best, time.perf_counter() - t0)
         best_cpu = min(best_cpu, time.process_time() - c0)

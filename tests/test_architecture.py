@@ -1,4 +1,4 @@
-"""The shape of the code: no import cycles, and the front ends on the top floor (issue 19).
+"""The shape of the code: no import cycles, and every import goes down the floors.
 
 The import graph is read from the source (AST), not from ``sys.modules``, so an import that
 only runs in one branch or one function still counts. Every import of a ``codingcode``
@@ -281,6 +281,152 @@ def test_checker_finds_a_layering_violation(tmp_path: Path) -> None:
         "codingcode.runner -> codingcode.cli (line 2)",
         "codingcode.tools -> codingcode.mcp_server (line 1)",
     }
+
+
+# -- the floors ----------------------------------------------------------------------------
+#: Every package and module of ``codingcode`` on its floor, lowest first (DESIGN: floors). A
+#: module imports its own floor and those below, never one above: following one call then
+#: enters each floor once, going down. A new top-level module or package must be placed here
+#: (``test_every_module_has_a_floor``).
+FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # ground: plain helpers and the shapes every floor shares, no policy
+    (
+        "ground",
+        (
+            "codingcode",  # the package itself (its version)
+            "codingcode.errors",
+            "codingcode.cancel",
+            "codingcode.atomic",
+            "codingcode.dirs",
+            "codingcode.logs",
+            "codingcode.text",  # safe_text: strings made valid Unicode
+            "codingcode.diffs",
+            "codingcode.paths",  # path spellings, the control-file list
+            "codingcode.skill_files",  # where skills live on disk (trust lists them)
+            "codingcode.capabilities",  # what approval grants and the sandbox applies
+            "codingcode.modes",  # the permission modes' names
+            "codingcode.process",  # running a child process; the Launcher protocol
+        ),
+    ),
+    # the shell analysis library: what a command line does
+    ("shell", ("codingcode.shell",)),
+    # a project as a session sees it: settings files, trust records, the Workspace
+    ("workspace", ("codingcode.config", "codingcode.trust", "codingcode.workspace")),
+    ("sandbox", ("codingcode.sandbox",)),
+    ("tools", ("codingcode.tools",)),
+    # deciding a call: approval, and the hooks that take part in the decision
+    ("approval", ("codingcode.approval", "codingcode.hooks")),
+    # what happened and how to undo it: the audit log, checkpoints
+    ("record", ("codingcode.record", "codingcode.checkpoints")),
+    # skills give the runner tools and the agent instructions
+    ("skills", ("codingcode.skills",)),
+    ("runner", ("codingcode.runner",)),
+    # what runs sessions on a runner: the agent loop, MCP servers' tools, the fleet,
+    # custom slash commands (rendered into agent turns)
+    (
+        "agent",
+        ("codingcode.agent", "codingcode.mcp", "codingcode.fleet", "codingcode.custom_commands"),
+    ),
+    # the front ends a person or a peer talks to
+    (
+        "front ends",
+        ("codingcode.cli", "codingcode.tui", "codingcode.mcp_server", "codingcode.__main__"),
+    ),
+)
+
+#: Imports that are legal by the floors but not by design: the tools read their settings as
+#: typed sections through the Workspace (``Workspace.section``), never the settings files'
+#: module.
+FORBIDDEN = (("codingcode.tools", "codingcode.config"),)
+
+
+def _within(module: str, unit: str) -> bool:
+    if unit == PACKAGE:
+        return module == PACKAGE
+    return module == unit or module.startswith(unit + ".")
+
+
+def floor_of(module: str, floors: tuple[tuple[str, tuple[str, ...]], ...] = FLOORS) -> int | None:
+    """The index of ``module``'s floor (its longest placed prefix), or None if unplaced."""
+    best: tuple[int, int] | None = None
+    for index, (_, units) in enumerate(floors):
+        for unit in units:
+            if _within(module, unit) and (best is None or len(unit) > best[1]):
+                best = (index, len(unit))
+    return best[0] if best else None
+
+
+def upward_imports(
+    graph: dict[str, dict[str, int]],
+    floors: tuple[tuple[str, tuple[str, ...]], ...] = FLOORS,
+    forbidden: tuple[tuple[str, str], ...] = FORBIDDEN,
+) -> list[str]:
+    """Every import that goes up a floor, or is forbidden, as ``a -> b (line N): why``."""
+    found = []
+    for source, edges in sorted(graph.items()):
+        low = floor_of(source, floors)
+        for target, line in sorted(edges.items()):
+            high = floor_of(target, floors)
+            if low is not None and high is not None and high > low:
+                found.append(
+                    f"{source} -> {target} (line {line}): "
+                    f"{floors[low][0]} imports {floors[high][0]}, a floor above"
+                )
+            elif any(_within(source, a) and _within(target, b) for a, b in forbidden):
+                found.append(f"{source} -> {target} (line {line}): forbidden")
+    return found
+
+
+def test_every_module_has_a_floor() -> None:
+    unplaced = [m for m in modules() if floor_of(m) is None]
+    assert not unplaced, "modules on no floor (place them in FLOORS):\n" + "\n".join(unplaced)
+
+
+def test_imports_go_down_the_floors() -> None:
+    """Module-level, function-level and type-only imports all count: a type-only import is
+    a dependency of the design too (the lower module would need to know the upper's
+    shape), so none is exempt."""
+    found = upward_imports(import_graph())
+    assert not found, "imports going up the floors:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "importer",
+    [
+        "from codingcode.runner import build\n",  # module level
+        "def f():\n    from codingcode import runner\n",  # function level
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..runner import build\n",
+    ],
+)
+def test_checker_finds_an_upward_import(tmp_path: Path, importer: str) -> None:
+    src = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "errors.py": "",
+            "runner.py": "from codingcode.tools.x import y\nfrom codingcode import errors\n",
+            "tools/__init__.py": "",
+            "tools/x.py": importer,  # tools importing the runner: up
+            "tools/y.py": "from codingcode.config import Settings\n",  # down, but forbidden
+            "config.py": "",
+            "cli.py": "from codingcode import runner\n",  # down: fine
+        },
+    )
+    floors = (
+        ("ground", ("codingcode", "codingcode.errors")),
+        ("workspace", ("codingcode.config",)),
+        ("tools", ("codingcode.tools",)),
+        ("runner", ("codingcode.runner",)),
+        ("front ends", ("codingcode.cli",)),
+    )
+    found = upward_imports(import_graph(src), floors)
+    line = 3 if "TYPE_CHECKING" in importer else (2 if importer.startswith("def") else 1)
+    assert found == [
+        f"codingcode.tools.x -> codingcode.runner (line {line}): tools imports runner, "
+        "a floor above",
+        "codingcode.tools.y -> codingcode.config (line 1): forbidden",
+    ]
+    assert floor_of("codingcode.unplaced", floors) is None
 
 
 # -- settings and trust are read once, by the front end (issue 19) -------------------------

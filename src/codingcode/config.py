@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from codingcode.dirs import USER_CONFIG_ENV as USER_CONFIG_ENV
 from codingcode.dirs import USER_STATE_ENV as USER_STATE_ENV
@@ -30,7 +31,11 @@ from codingcode.dirs import user_state_dir as user_state_dir
 from codingcode.errors import InvalidArgumentsError
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from codingcode.trust import TrustStore
+
+    M = TypeVar("M", bound=BaseModel)
 
 #: Roughly how deep Python's JSON parser can nest (its recursion limit); deeper input is a
 #: clear error, never a RecursionError.
@@ -41,6 +46,10 @@ class Scope(StrEnum):
     USER = "user"
     PROJECT = "project"
     LOCAL = "local"
+
+
+#: What a section's reader keeps of one file's part: (path, scope, value, grants apply) → value.
+Keep = Callable[[Path, str, dict[str, Any], bool], dict[str, Any]]
 
 
 class SettingsError(InvalidArgumentsError):
@@ -89,6 +98,40 @@ class Settings:
     def sources(self, key: str) -> list[tuple[SettingsFile, Any]]:
         """Each file's own value for ``key``, in order (for per-file validation and trust)."""
         return [(f, f.data[key]) for f in self.files if key in f.data]
+
+    def section(
+        self,
+        key: str,
+        model: type[M],
+        *,
+        keep: Keep | None = None,
+    ) -> M:
+        """The ``key`` section as its reader's typed model: each file's part validated on
+        its own (an error names the file and the entry), then merged in order (dicts
+        merged, lists joined) and validated whole.
+
+        ``keep(path, scope, value, grants_apply)``: what of one file's valid part is merged
+        (a granting section's reader leaves out what an untrusted project file grants).
+        """
+        from pydantic import ValidationError
+
+        merged: dict[str, Any] = {}
+        for f, value in self.sources(key):
+            try:
+                model.model_validate(value)
+            except ValidationError as exc:
+                problems = "; ".join(
+                    f"{key}.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}".replace(
+                        f"{key}.: ", f"{key}: "
+                    )
+                    for e in exc.errors(include_url=False)
+                )
+                raise SettingsError(f"Settings file {f.path}: {problems}.") from None
+            part = dict(value)
+            if keep is not None:
+                part = keep(f.path, f.scope, part, grants_apply(f.scope, f.trusted))
+            merged = merge_values(merged, part)
+        return model.model_validate(merged)
 
 
 #: The settings sections through which a project file can *grant or execute* something,

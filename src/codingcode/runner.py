@@ -141,7 +141,8 @@ class ToolRunner:
         definition, model = self.service.validate(name, args)
         if self.pipeline is None:
             return await self._execute(definition, model, ctx, on_checkpoint)
-        from codingcode.record.audit import CallTracker, safe_text
+        from codingcode.record.audit import CallTracker
+        from codingcode.text import safe_text
 
         # Record: the call's outcome (ran, failed, cancelled, denied) joins its layer records.
         call = self._call(name, definition, model, ctx, uuid.uuid4().hex)
@@ -351,6 +352,25 @@ def build_runner(
         else None
     )
 
+    # The sandbox: every command runs contained unless the caller brings its own.
+    sandbox = None
+    if launcher is None:
+        from codingcode.approval.capabilities import deny_rule_masks
+        from codingcode.sandbox.service import SandboxService
+
+        # The user's deny rules on paths are masks too: the sandbox backs them.
+        sandbox = SandboxService.for_workspace(
+            workspace if trust_project_grants else workspace.distrusting(),
+            deny_read=deny_rule_masks(policy.rules, project, declared),
+        )
+        if log is not None:
+            # Every connection attempt through the network proxy joins the audit log.
+            audit_log = log
+            sandbox.network_sink = lambda events: audit_log.record_network(
+                [e.to_json() for e in events]
+            )
+        launcher = sandbox
+
     def validate(tool: str, args: dict[str, Any]) -> dict[str, Any]:
         _, model = service.validate(tool, args)
         dumped: dict[str, Any] = model.model_dump(mode="json")
@@ -362,11 +382,12 @@ def build_runner(
         mode=mode,
         confirmer=confirmer,
         bus=bus,
-        audit=log if log is not None else False,
+        record=log.record if log is not None else None,
         trust_project_grants=trust_project_grants,
         policy=policy,
         assume_trusted=assume_trusted,
         declared=declared,
+        sandbox=sandbox,
     )
     # plan mode's refusal lists the read-only tools there are (from the registry)
     pipeline.read_only_names = lambda: [
@@ -404,26 +425,16 @@ def build_runner(
             from codingcode.hooks.lifecycle import NotifyingConfirmer
 
             pipeline.confirmer = NotifyingConfirmer(pipeline.confirmer, lifecycle)
-    # The sandbox (issue 4): every command runs contained unless the caller brings its own.
-    if launcher is None:
-        from codingcode.approval.capabilities import deny_rule_masks
-        from codingcode.sandbox.service import SandboxService
-
-        # The user's deny rules on paths are masks too (issue 11): the sandbox backs them.
-        rules = policy.rules
-        launcher = SandboxService.for_project(
-            project,
-            settings,
-            trust_project=trust_project_grants,
-            deny_read=deny_rule_masks(rules, project, declared),
-        )
-        if log is not None:
-            # Every connection attempt through the network proxy joins the audit log.
-            audit_log = log
-            launcher.network_sink = lambda events: audit_log.record_network(
-                [e.to_json() for e in events]
-            )
     runner.launcher = launcher
+    launcher_policy: Any = getattr(launcher, "policy", None)
+    if getattr(launcher_policy, "credentials", None):
+        from codingcode.sandbox.credentials.mounts import describe as describe_credentials
+
+        pipeline.credentials = tuple(
+            describe_credentials(
+                launcher_policy.credentials, tls_terminate=launcher_policy.tls_terminate
+            )
+        )
     if checkpoints:
         from codingcode.checkpoints.recorder import recorder_for
 

@@ -50,7 +50,7 @@ def grant_files(project: Path) -> list[Path]:
 def _instruction_files(project: Path) -> list[Path]:
     """A project's skills and custom commands (issue 17): instructions for the model that
     someone else may have written, loaded only while the user trusts them."""
-    from codingcode.skills.files import skill_files
+    from codingcode.skill_files import skill_files
 
     found: list[Path] = []
     for base in (project / ".codingcode", project / ".claude"):

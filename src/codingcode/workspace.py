@@ -22,13 +22,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from codingcode.dirs import user_config_dir, user_state_dir
 
 if TYPE_CHECKING:
-    from codingcode.config import Settings
+    from pydantic import BaseModel
+
+    from codingcode.config import Keep, Settings
     from codingcode.trust import TrustStore
+
+    M = TypeVar("M", bound=BaseModel)
 
 
 @dataclass
@@ -70,6 +74,23 @@ class Workspace:
         if not self.trust_project_grants:
             settings = distrusted(settings)
         return replace(self, settings=settings)
+
+    def section(
+        self,
+        key: str,
+        model: type[M],
+        *,
+        keep: Keep | None = None,
+    ) -> M:
+        """A settings section as its reader's typed model (see ``Settings.section``): how a
+        tool reads its settings, without knowing the files."""
+        return self.settings.section(key, model, keep=keep)
+
+    def distrusting(self) -> Workspace:
+        """The same session with every project file untrusted (``--no-project-grants``)."""
+        if not self.trust_project_grants:
+            return self
+        return replace(self, settings=distrusted(self.settings), trust_project_grants=False)
 
 
 def distrusted(settings: Settings) -> Settings:

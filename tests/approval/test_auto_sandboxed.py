@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from codingcode.approval.setup import sandbox_fully_contains
-from codingcode.config import load_settings, user_config_dir
+from codingcode.config import user_config_dir
 from codingcode.runner import build_runner
+from codingcode.sandbox.service import SandboxService
+from codingcode.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -24,7 +26,7 @@ def _user(settings: dict[str, object]) -> None:
 
 @pytest.fixture(autouse=True)
 def _needs_a_sandbox(project: Path) -> None:
-    if not sandbox_fully_contains(project, load_settings(project)):
+    if not sandbox_fully_contains(SandboxService.for_workspace(Workspace.load(project))):
         pytest.skip("no sandbox backend on this machine")
 
 

@@ -227,7 +227,7 @@ async def test_ask_is_sticky_in_every_mode(
     from codingcode.workspace import Workspace
 
     policy = Policy([Rule(a, "allow", priority=100) for a in allows])
-    pipeline, _, _ = build_pipeline(Workspace.load(project), mode=mode, audit=False, policy=policy)
+    pipeline, _, _ = build_pipeline(Workspace.load(project), mode=mode, policy=policy)
     tool, args = asked
     d = await pipeline.decide(ToolCall(tool, args, project, mode=mode), dry_run=True)
     assert d.decision in ("ask", "deny"), (mode, asked, allows, d)

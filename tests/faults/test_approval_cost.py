@@ -113,7 +113,7 @@ def _startup_cpu(project: Path) -> tuple[float, str]:
     actions: list[str] = []
 
     def once(_: int) -> None:
-        pipeline, _, _ = build_pipeline(Workspace.load(project), audit=False)
+        pipeline, _, _ = build_pipeline(Workspace.load(project))
         call = ToolCall("execute_command", {"command": "tool4 sub4 x"}, project.resolve())
         actions.append(pipeline.evaluate(call).action)
 

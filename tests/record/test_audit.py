@@ -24,9 +24,9 @@ from codingcode.record.audit import (
     CallRecord,
     default_audit_path,
     reported_exit_code,
-    safe_text,
     shorten,
 )
+from codingcode.text import safe_text
 
 
 def test_records_and_queries(tmp_path: Path, project: Path) -> None:

@@ -195,7 +195,7 @@ class AgentSession:
                     "SessionEnd", {"reason": "other"}, session_id=self.session_id
                 )
         if self.state.background is not None:
-            # Background processes die with their session (README: Background commands).
+            # Background processes die with their session (docs/tools.md: Background commands).
             with anyio.CancelScope(shield=True):
                 ended = await anyio.to_thread.run_sync(self.state.background.close)
             for pid_id in ended:

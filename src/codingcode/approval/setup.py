@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codingcode.approval.confirm import Confirmer
-from codingcode.approval.pipeline import ApprovalPipeline, ToolCall, Validate
+from codingcode.approval.pipeline import ApprovalPipeline, Record, ToolCall, Validate
 from codingcode.approval.rules import (
     Policy,
     Rule,
@@ -24,17 +24,16 @@ from codingcode.config import (
     ignore_local_settings,
 )
 from codingcode.hooks.pre_tool_use import (
-    POST_APPROVAL,
     HookBus,
     PreToolUseHooks,
     load_command_hooks,
     runnable_hooks,
 )
 from codingcode.modes import PERMISSION_MODES
-from codingcode.record.audit import AuditLog
 from codingcode.tools.declarations import Lookup, builtin_declaration
 
 if TYPE_CHECKING:
+    from codingcode.sandbox.service import SandboxService
     from codingcode.workspace import Workspace
 
 
@@ -45,16 +44,20 @@ def build_pipeline(
     mode: str | None = None,
     confirmer: Confirmer | None = None,
     bus: HookBus | None = None,
-    audit: bool | AuditLog = True,
+    record: Record | None = None,
     trust_project_grants: bool = True,
     policy: Policy | None = None,
     assume_trusted: bool = False,
     declared: Lookup = builtin_declaration,
+    sandbox: SandboxService | None = None,
 ) -> tuple[ApprovalPipeline, str, list[str]]:
     """The pipeline for the workspace's project, the mode it runs in, and the project grants
     ignored (``workspace``: the session's settings and trust, read once by the front end).
     ``declared``: what the tools the rules name declare (the runner's registry; default the
-    built-ins), which decides what each rule's SPEC means.
+    built-ins), which decides what each rule's SPEC means. ``record``: where each layer's
+    result is written (the runner's audit log; None: nowhere). ``sandbox``: the session's
+    sandbox, which ``approvals.autoAllowSandboxed`` asks (None: the workspace's, built on
+    first use).
 
     ``assume_trusted`` (for ``check``'s comparison) applies untrusted allow rules and modes
     as if trusted, but still never runs an untrusted hook: a dry run executes no one's code.
@@ -79,13 +82,6 @@ def build_pipeline(
     engine = RuleEngine(policy.rules, project, declared)
     bus = bus or HookBus()
     hooks = PreToolUseHooks(command_hooks, bus)
-    log: AuditLog | None
-    if isinstance(audit, AuditLog):
-        log = audit
-    elif audit:
-        log = AuditLog(emit=lambda rec: bus.emit(POST_APPROVAL, rec))
-    else:
-        log = None
     state = {"engine": engine}
 
     def persist(action: str, text: str, scope: str = "local") -> None:
@@ -127,32 +123,39 @@ def build_pipeline(
         confirmer=confirmer,
         validate=validate,
         persist=persist,
-        record=log.record if log is not None else None,
+        record=record,
         read_only=read_only_command(project, approvals_settings(settings, distrust)),
         precheck=precheck_edit,
     )
     pipeline.make_engine = session_engine
     approvals = approvals_settings(settings, distrust)
     if approvals.get("autoAllowSandboxed") is True:
-        pipeline.contained = sandbox_contains(
-            project, trust_project=not distrust, settings=settings
-        )
+        if sandbox is None:
+            from codingcode.sandbox.service import SandboxService
+
+            chosen = workspace if not distrust else workspace.distrusting()
+            pipeline.contained = sandbox_contains(lambda: SandboxService.for_workspace(chosen))
+        else:
+            given = sandbox
+            pipeline.contained = sandbox_contains(lambda: given)
     return pipeline, effective, ignored
 
 
-def sandbox_contains(
-    project: Path, *, trust_project: bool, settings: Settings
-) -> Callable[[ToolCall], bool]:
+def sandbox_contains(sandbox: Callable[[], SandboxService]) -> Callable[[ToolCall], bool]:
     """``approvals.autoAllowSandboxed``: a command tool's call the sandbox fully contains —
     the sandbox is on and enforced, no network, writes only to the project (no extra
-    writable roots), run from inside the project."""
+    writable roots), run from inside the project. ``sandbox``: the session's (asked once,
+    at the first command)."""
     from codingcode.paths import is_inside
 
     verdict: dict[str, bool] = {}
 
     def sandbox_ok() -> bool:
         if "ok" not in verdict:
-            verdict["ok"] = sandbox_fully_contains(project, settings, trust_project=trust_project)
+            try:
+                verdict["ok"] = sandbox_fully_contains(sandbox())
+            except Exception:  # bad settings: not contained
+                verdict["ok"] = False
         return verdict["ok"]
 
     def check(call: ToolCall) -> bool:
@@ -165,23 +168,19 @@ def sandbox_contains(
     return check
 
 
-def sandbox_fully_contains(
-    project: Path, settings: Settings, *, trust_project: bool = True
-) -> bool:
-    """Whether the project's sandbox is on, enforced here, offline, and writes only the project."""
+def sandbox_fully_contains(service: SandboxService) -> bool:
+    """Whether the sandbox is on, enforced here, offline, and writes only the project."""
     from codingcode.sandbox.backends import NoneBackend
     from codingcode.sandbox.policy import Network, SandboxMode
-    from codingcode.sandbox.service import SandboxService
 
     try:
-        service = SandboxService.for_project(project, settings, trust_project=trust_project)
         policy = service.policy
         if not policy.contained or policy.network is not Network.NONE:
             return False
         if policy.mode is not SandboxMode.WORKSPACE_WRITE or policy.writable_roots:
             return False
         return not isinstance(service.backend(), NoneBackend)
-    except Exception:  # no backend on this machine, bad settings: not contained
+    except Exception:  # no backend on this machine: not contained
         return False
 
 

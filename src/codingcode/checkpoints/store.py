@@ -38,7 +38,7 @@ from codingcode.checkpoints.git import CheckpointError, ShadowGit
 from codingcode.checkpoints.watch import Changes, TreeWatcher
 from codingcode.errors import InvalidArgumentsError
 
-#: Defaults of the ``checkpoints`` settings (README: Checkpoints).
+#: Defaults of the ``checkpoints`` settings (docs/configuration.md).
 MAX_FILE_SIZE_MB = 10
 MAX_FILES = 100_000
 MAX_AGE_DAYS = 30

@@ -106,7 +106,7 @@ def register(app: typer.Typer) -> None:
         3 a denied call stopped the work; 4 the turn limit was reached; 130 interrupted.
         """
         from codingcode.cli.exits import fail
-        from codingcode.record.audit import safe_text
+        from codingcode.text import safe_text
 
         if as_json:
             if output_format not in ("text", "json"):

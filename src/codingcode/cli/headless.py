@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from codingcode.custom_commands.invoke import Invocation
     from codingcode.workspace import Workspace
 
-#: How ``codingcode run`` ends (README, "Headless mode").
+#: How ``codingcode run`` ends (docs/agent.md, "codingcode run").
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_BAD_INPUT = 2
@@ -116,7 +116,7 @@ def error_line(kind: str | None, content: str) -> str:
 
 
 def stream_records(event: AgentEvent) -> list[dict[str, Any]]:
-    """The stream-json lines of one event (README, "Headless mode")."""
+    """The stream-json lines of one event (docs/agent.md, "codingcode run")."""
     from codingcode.agent.transcript import (
         AgentMessage,
         Compacted,

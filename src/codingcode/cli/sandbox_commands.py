@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -36,13 +36,30 @@ def _service(project: Path, settings: Settings) -> SandboxService:
     return SandboxService.from_policy(with_deny_read(policy, deny_rule_masks(rules, project)))
 
 
-def _auto_allow(project: Path, settings: Settings) -> str:
+def _credentials(service: SandboxService) -> dict[str, Any]:
+    """The masked credentials in effect and the ready-made entries (described, never read)."""
+    from codingcode.sandbox.credentials.mounts import describe
+    from codingcode.sandbox.credentials.settings import PRESETS
+
+    policy = service.policy
+    on = {e.value for e in policy.entries if e.field == "credentials.presets"}
+    return {
+        "tlsTerminate": policy.tls_terminate,
+        "in_effect": describe(policy.credentials, tls_terminate=policy.tls_terminate),
+        "presets": [
+            {"name": p.name, "what": p.what, "on": p.name in on, "limit": p.limit}
+            for p in PRESETS.values()
+        ],
+    }
+
+
+def _auto_allow(service: SandboxService, settings: Settings) -> str:
     """The ``approvals.autoAllowSandboxed`` setting, and whether it applies here."""
     from codingcode.approval.setup import approvals_settings, sandbox_fully_contains
 
     if approvals_settings(settings, False).get("autoAllowSandboxed") is not True:
         return "off (approvals.autoAllowSandboxed)"
-    if sandbox_fully_contains(project, settings):
+    if sandbox_fully_contains(service):
         return "on: commands the sandbox fully contains run unasked"
     return "set, but not in effect: the sandbox is off, online or writes outside the project"
 
@@ -69,7 +86,8 @@ def status_command(
         service.close()
     if as_json:
         data = report.as_json()
-        data["auto_allow_sandboxed"] = _auto_allow(root, settings)
+        data["auto_allow_sandboxed"] = _auto_allow(service, settings)
+        data["credentials"] = _credentials(service)
         typer.echo(json.dumps(data, indent=2))
     else:
         p = report.policy
@@ -79,7 +97,7 @@ def status_command(
             f"policy:  mode {p.mode.value}, network {p.network.value}, "
             f"backend setting {p.backend.value}, extra writable roots: {roots}"
         )
-        typer.echo(f"auto-allow when sandboxed: {_auto_allow(root, settings)}")
+        typer.echo(f"auto-allow when sandboxed: {_auto_allow(service, settings)}")
         if report.error:
             typer.echo(f"error:   {report.error}")
         for check in report.checks:
@@ -94,6 +112,18 @@ def status_command(
             typer.echo(f"  [{mark}] {mask.pattern}{what} ({mask.origin})")
             for detail in mask.details if mask.enforced is False else []:
                 typer.echo(f"        - {detail}")
+        creds = _credentials(service)
+        typer.echo(
+            f"credentials (sandbox.credentials; TLS termination "
+            f"{'on' if creds['tlsTerminate'] else 'off'}):"
+        )
+        for line in creds["in_effect"] or ["none masked as placeholders"]:
+            typer.echo(f"  - {line}")
+        typer.echo("  ready-made entries (sandbox.credentials.presets):")
+        for preset in creds["presets"]:
+            mark = "on " if preset["on"] else "off"
+            limit = f" — limit: {preset['limit']}" if preset["limit"] else ""
+            typer.echo(f"    [{mark}] {preset['name']}: {preset['what']}{limit}")
         if report.limits:
             typer.echo("limits:")
         for limit in report.limits:

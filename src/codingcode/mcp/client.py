@@ -225,6 +225,6 @@ def sandbox_launcher(workspace: Workspace) -> Callable[[], Launcher]:
     def make() -> Launcher:
         from codingcode.sandbox.service import SandboxService
 
-        return SandboxService.for_project(workspace.root, workspace.settings)
+        return SandboxService.for_workspace(workspace)
 
     return make

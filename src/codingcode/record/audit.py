@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from codingcode.approval.pipeline import LayerResult, ToolCall
 from codingcode.config import user_state_dir
 from codingcode.errors import AgentError, DeniedError, ErrorKind
+from codingcode.text import safe_text
 
 if TYPE_CHECKING:
     from codingcode.approval.pipeline import Decision
@@ -166,24 +167,6 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 def default_audit_path() -> Path:
     return user_state_dir() / "audit.db"
-
-
-def safe_text(text: str) -> str:
-    """``text`` as valid Unicode: a lone surrogate becomes its ``\\uXXXX`` escape.
-
-    Arguments may carry lone surrogates (a file name of bytes that are not UTF-8 decodes to
-    them; a model's JSON may escape one); SQLite, JSON output and the model's wire format
-    all need valid UTF-8. Inside JSON text the escape is read back as the same character
-    (except a high surrogate directly followed by a low one, which JSON reads as the one
-    character the pair encodes; decoded bytes never produce such a pair).
-    """
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
 
 
 def shorten(value: Any, limit: int = MAX_VALUE_CHARS, depth: int = 0) -> Any:
@@ -585,21 +568,15 @@ class AuditLog:
         """The proxy's connection records (newest last): (call_id, time, method, host, port,
         allowed, reason, setting, address). ``allowed``: only allowed (True) or refused
         (False) ones; ``host``: a glob on the name."""
-        where: list[str] = []
-        params: list[Any] = []
-        if call_id is not None:
-            where.append("call_id = ?")
-            params.append(call_id)
-        if allowed is not None:
-            where.append("allowed = ?")
-            params.append(1 if allowed else 0)
-        if host is not None:
-            where.append("host GLOB ?")
-            params.append(host.lower())
         columns = [
             "call_id", "time", "method", "host", "port", "allowed", "reason", "setting", "address",
         ]  # fmt: skip
-        return self._select("network_audit", columns, where, params, limit)
+        filters = [
+            ("call_id = ?", call_id),
+            ("allowed = ?", None if allowed is None else int(allowed)),
+            ("host GLOB ?", None if host is None else host.lower()),
+        ]
+        return self._select("network_audit", columns, filters, limit)
 
     def network_records(
         self,
@@ -670,8 +647,13 @@ class AuditLog:
             return conn
 
     def _select(
-        self, table: str, columns: list[str], where: list[str], params: list[Any], limit: int
+        self, table: str, columns: list[str], filters: list[tuple[str, Any]], limit: int
     ) -> list[Any]:
+        """The newest ``limit`` rows of ``table`` (oldest first) matching every filter whose
+        value is not None (``("tool GLOB ?", value)``); a column the table lacks (an older
+        log) reads as NULL."""
+        where = [clause for clause, value in filters if value is not None]
+        params = [value for _, value in filters if value is not None]
         if not self.path.exists():
             return []
         try:
@@ -697,18 +679,12 @@ class AuditLog:
     def query(
         self, *, decision: str | None = None, tool: str | None = None, limit: int = 50
     ) -> list[AuditRecord]:
-        where, params = [], []
-        if decision:
-            where.append("decision = ?")
-            params.append(decision)
-        if tool:
-            where.append("tool GLOB ?")
-            params.append(tool)
         columns = [
             "id", "time", "session", "turn", "tool", "args", "layer", "decision", "reason",
             "rule", "project", "call_id", "answer", "grant_rule",
         ]  # fmt: skip
-        rows = self._select("approval_audit", columns, where, params, limit)
+        filters = [("decision = ?", decision or None), ("tool GLOB ?", tool or None)]
+        rows = self._select("approval_audit", columns, filters, limit)
         return [
             AuditRecord(
                 id=r[0], time=r[1], session=r[2], turn=r[3], tool=r[4], args=_loads(r[5]),
@@ -722,18 +698,12 @@ class AuditLog:
         self, *, outcome: str | None = None, tool: str | None = None, limit: int = 50
     ) -> list[CallRecord]:
         """One record per call: the final decision and the outcome, newest last."""
-        where, params = [], []
-        if outcome:
-            where.append("outcome = ?")
-            params.append(outcome)
-        if tool:
-            where.append("tool GLOB ?")
-            params.append(tool)
         columns = [
             "id", "call_id", "time", "session", "turn", "tool", "project", "decision", "layer",
             "rule", "outcome", "error_kind", "exit_code", "duration_ms", "result_bytes", "detail",
         ]  # fmt: skip
-        return [CallRecord(*r) for r in self._select("call_outcome", columns, where, params, limit)]
+        filters = [("outcome = ?", outcome or None), ("tool GLOB ?", tool or None)]
+        return [CallRecord(*r) for r in self._select("call_outcome", columns, filters, limit)]
 
     def close(self) -> None:
         with self._lock:

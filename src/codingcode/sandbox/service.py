@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from codingcode.capabilities import CapabilitySet
-from codingcode.config import Settings
 from codingcode.process import LaunchPlan
 from codingcode.sandbox.backends import (
     BubblewrapBackend,
@@ -39,8 +38,10 @@ from codingcode.sandbox.policy import (
 )
 
 if TYPE_CHECKING:
+    from codingcode.sandbox.credentials.broker import CredentialBroker
     from codingcode.sandbox.network.proxy import NetworkProxy
     from codingcode.sandbox.network.runtime import EventSink, ProxyRuntime
+    from codingcode.workspace import Workspace
 
 #: Path of the ``bwrap`` binary to use (default: found on PATH).
 BWRAP_ENV = "CODINGCODE_BWRAP"
@@ -120,7 +121,7 @@ def landlock_problem() -> str | None:
 
 @dataclass
 class SandboxService:
-    """The sandbox of one project. Use :meth:`for_project` to build it from settings."""
+    """The sandbox of one project. Use :meth:`for_workspace` to build it from the session's settings."""
 
     policy: SandboxPolicy
     bwrap: str | None = None
@@ -137,24 +138,22 @@ class SandboxService:
     _backend: Backend | None = field(default=None, init=False, repr=False)
     _masks: MaskFiles | None = field(default=None, init=False, repr=False)
     _network: ProxyRuntime | None = field(default=None, init=False, repr=False)
+    _credentials: CredentialBroker | None = field(default=None, init=False, repr=False)
 
     @classmethod
-    def for_project(
-        cls,
-        project: Path,
-        settings: Settings,
-        *,
-        trust_project: bool = True,
-        deny_read: Sequence[MaskSpec] = (),
+    def for_workspace(
+        cls, workspace: Workspace, *, deny_read: Sequence[MaskSpec] = ()
     ) -> SandboxService:
-        """From the settings files; ``trust_project=False`` treats every project file as
-        untrusted (its widening entries are ignored, its restrictions still apply).
-        ``deny_read``: more masks from the front end (the user's deny rules on paths)."""
-        if not trust_project:
+        """From the session's settings files; a workspace that does not trust the project's
+        grants treats every project file as untrusted (its widening entries are ignored,
+        its restrictions still apply). ``deny_read``: more masks from the front end (the
+        user's deny rules on paths)."""
+        settings = workspace.settings
+        if not workspace.trust_project_grants:
             from codingcode.workspace import distrusted
 
             settings = distrusted(settings)
-        policy, ignored = load_policy_with_ignored(project, settings)
+        policy, ignored = load_policy_with_ignored(workspace.root, settings)
         if deny_read:
             policy = with_deny_read(policy, list(deny_read))
         return cls(policy, bwrap=find_bwrap(), ignored=ignored)
@@ -202,6 +201,17 @@ class SandboxService:
             self._masks = MaskFiles()
         return self._masks
 
+    @property
+    def credentials(self) -> CredentialBroker | None:
+        """The session's masked credentials (None: ``sandbox.credentials`` names none)."""
+        if self._credentials is None and self.policy.credentials:
+            from codingcode.sandbox.credentials.broker import CredentialBroker
+
+            self._credentials = CredentialBroker(
+                self.policy.credentials, tls_terminate=self.policy.tls_terminate
+            )
+        return self._credentials
+
     def network_runtime(self) -> ProxyRuntime:
         """The session's filtering proxy, started on first use (limited network)."""
         if self._network is None:
@@ -226,7 +236,13 @@ class SandboxService:
         bwrap_problem = self._bwrap_problem()
         if policy.backend in (BackendChoice.AUTO, BackendChoice.BUBBLEWRAP) and not bwrap_problem:
             assert self.bwrap is not None
-            return BubblewrapBackend(policy, self.bwrap, self.masks, proxy=self.network_runtime)
+            return BubblewrapBackend(
+                policy,
+                self.bwrap,
+                self.masks,
+                proxy=self.network_runtime,
+                credentials=self.credentials,
+            )
         if policy.backend is BackendChoice.BUBBLEWRAP:
             raise SandboxError(
                 f"Command not run: sandbox.backend is 'bubblewrap' but {bwrap_problem}. "
@@ -234,7 +250,12 @@ class SandboxService:
             )
         ll_problem = self._landlock_problem()
         if not ll_problem:
-            return LandlockBackend(policy, self.masks, namespaces=self.landlock_namespaces)
+            return LandlockBackend(
+                policy,
+                self.masks,
+                namespaces=self.landlock_namespaces,
+                credentials=self.credentials,
+            )
         if policy.backend is BackendChoice.LANDLOCK:
             raise SandboxError(
                 f"Command not run: sandbox.backend is 'landlock' but {ll_problem}. " + INSTALL_HINT

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codingcode.config import Scope, SettingsError, user_config_dir
-from codingcode.skills.files import skill_files
+from codingcode.skill_files import skill_files
 from codingcode.skills.frontmatter import read_limited, split_front_matter, tool_list
 
 #: A SKILL.md over this is refused (Claude Code advises under 500 lines; long material

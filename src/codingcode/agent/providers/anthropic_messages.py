@@ -87,7 +87,7 @@ def to_anthropic_messages(
 
 def _valid_unicode(value: Any) -> Any:
     """``value`` with every string (keys too) made valid Unicode (``safe_text``)."""
-    from codingcode.record.audit import safe_text
+    from codingcode.text import safe_text
 
     if isinstance(value, str):
         return safe_text(value)

@@ -27,6 +27,7 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,7 +37,10 @@ from codingcode.errors import InvalidArgumentsError, NotFoundError, ToolFailureE
 from codingcode.process import Launcher, LaunchPlan, plan_launch
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
-#: Defaults of the ``background`` settings (README: Background commands).
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
+
+#: Defaults of the ``background`` settings (docs/configuration.md).
 MAX_PROCESSES = 8
 MAX_OUTPUT_MB = 100
 #: How long a start waits for the first output before returning.
@@ -381,7 +385,7 @@ def registry_for(ctx: ToolExecCtx) -> BackgroundProcesses:
     """The background processes of the call's session (made on first use)."""
     if ctx.state.background is None:
         workspace = ctx.session_workspace()
-        limits = background_limits(workspace.settings)
+        limits = background_limits(workspace)
         safe = re.sub(r"[^A-Za-z0-9._-]", "_", ctx.session_id)[:100] or "session"
         ctx.state.background = BackgroundProcesses(
             workspace.state_dir / "background" / f"{safe}-{os.getpid()}", limits
@@ -399,25 +403,8 @@ class BackgroundSettings(BaseModel):
     maxLifetimeMinutes: float | None = Field(default=None, gt=0)
 
 
-def background_limits(settings: object) -> BackgroundLimits:
-    from pydantic import ValidationError
-
-    from codingcode.config import Settings, SettingsError
-
-    assert isinstance(settings, Settings)
-    merged: dict[str, object] = {}
-    for source, value in settings.sources("background"):
-        try:
-            BackgroundSettings.model_validate(value)
-        except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(x) for x in first["loc"])
-            raise SettingsError(
-                f"{source.path}: background{'.' + where if where else ''}: {first['msg']}."
-            ) from None
-        if isinstance(value, dict):
-            merged.update(value)
-    config = BackgroundSettings.model_validate(merged)
+def background_limits(workspace: Workspace) -> BackgroundLimits:
+    config = workspace.section("background", BackgroundSettings)
     return BackgroundLimits(
         max_processes=config.maxProcesses,
         max_output_bytes=int(config.maxOutputMB * 1024 * 1024),

@@ -21,13 +21,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from codingcode.cancel import CancelSignal
-from codingcode.config import SettingsError, merge_values
 from codingcode.errors import (
     CancelledError,
     InvalidArgumentsError,
@@ -93,18 +92,7 @@ class CodeSearchSettings(BaseModel):
 
 
 def load_search_settings(workspace: Workspace) -> CodeSearchSettings:
-    merged: dict[str, Any] = {}
-    for f, value in workspace.settings.sources("code_search"):
-        try:
-            CodeSearchSettings.model_validate(value)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"code_search.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-                for e in exc.errors(include_url=False)
-            )
-            raise SettingsError(f"Settings file {f.path}: {problems}.") from None
-        merged = merge_values(merged, value)
-    return CodeSearchSettings.model_validate(merged)
+    return workspace.section("code_search", CodeSearchSettings)
 
 
 @cache

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from codingcode.config import Scope, SettingsError, granting_sources, merge_values
+from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from codingcode.workspace import Workspace
 
 
@@ -52,8 +52,9 @@ class LoadedWebSettings:
     """
 
     settings: WebSettings
-    private_host_scopes: dict[str, Scope] = field(default_factory=dict)
-    search_scope: Scope | None = None
+    #: host → the scope (user, project, local) of the file that allowed it
+    private_host_scopes: dict[str, str] = field(default_factory=dict)
+    search_scope: str | None = None
     ignored: list[str] = field(default_factory=list)
 
     def ignored_note(self) -> str:
@@ -67,35 +68,26 @@ class LoadedWebSettings:
 
 def load_web_settings(workspace: Workspace) -> LoadedWebSettings:
     """The ``web`` section of the session's settings (untrusted project grants left out)."""
-    settings = workspace.settings
-    merged: dict[str, Any] = {}
-    scopes: dict[str, Scope] = {}
-    search_scope: Scope | None = None
-    ignored: list[str] = []
-    for f, value, applies in granting_sources(settings, "web"):
-        try:
-            part = WebSettings.model_validate(value)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"web.{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-                for e in exc.errors(include_url=False)
-            )
-            raise SettingsError(f"Settings file {f.path}: {problems}.") from None
-        value = dict(value)
+    loaded = LoadedWebSettings(WebSettings())
+
+    def keep(path: Path, scope: str, value: dict[str, Any], applies: bool) -> dict[str, Any]:
+        part = WebSettings.model_validate(value)
         if not applies:
             if part.fetch.allow_private_hosts:
-                ignored.append(
-                    f"web.fetch.allow_private_hosts {part.fetch.allow_private_hosts} in {f.path}"
+                loaded.ignored.append(
+                    f"web.fetch.allow_private_hosts {part.fetch.allow_private_hosts} in {path}"
                 )
                 value["fetch"] = {
                     k: v for k, v in value.get("fetch", {}).items() if k != "allow_private_hosts"
                 }
             if "search" in value:
-                ignored.append(f"web.search in {f.path}")
+                loaded.ignored.append(f"web.search in {path}")
                 value.pop("search")
         for host in part.fetch.allow_private_hosts if applies else []:
-            scopes.setdefault(host, f.scope)
+            loaded.private_host_scopes.setdefault(host, str(scope))
         if "search" in value:
-            search_scope = f.scope
-        merged = merge_values(merged, value)
-    return LoadedWebSettings(WebSettings.model_validate(merged), scopes, search_scope, ignored)
+            loaded.search_scope = str(scope)
+        return value
+
+    loaded.settings = workspace.section("web", WebSettings, keep=keep)
+    return loaded

@@ -1,5 +1,5 @@
-"""Where skills live on disk: ``<dir>/<skill>/SKILL.md`` (shared with workspace trust, which
-must list a project's skills without loading them)."""
+"""Where skills live on disk: ``<dir>/<skill>/SKILL.md``. On the ground floor: workspace trust
+must list a project's skills without loading them, and the skills package loads them."""
 
 from __future__ import annotations
 
