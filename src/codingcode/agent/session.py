@@ -28,6 +28,7 @@ from codingcode.agent.context.tokens import context_window, estimate_message, es
 from codingcode.agent.model import ContextLengthExceeded, ModelError, ModelSpec, parse_model
 from codingcode.agent.profiles import AgentSpec, load_agents
 from codingcode.agent.providers import ModelProvider, make_provider
+from codingcode.agent.providers.base import retry_notice
 from codingcode.agent.sessions.store import LoadedSession, SessionStore
 from codingcode.agent.transcript import (
     AgentEvent,
@@ -36,6 +37,7 @@ from codingcode.agent.transcript import (
     Compacted,
     Message,
     ModelRequestStarted,
+    ModelRetry,
     TextDelta,
     TodosChanged,
     ToolCall,
@@ -503,6 +505,11 @@ class AgentSession:
         if signal.is_set():
             return None
         self.sink(ModelRequestStarted(self.session_id))
+
+        def retrying(wait: float, attempt: int, attempts: int, reason: str) -> None:
+            self.sink(ModelRetry(self.session_id, wait, attempt, attempts, reason))
+
+        token = retry_notice.set(retrying)  # the stream's task inherits it
         try:
             async with anyio.create_task_group() as tg:
 
@@ -518,6 +525,8 @@ class AgentSession:
                 tg.start_soon(run)
         except BaseExceptionGroup as group:
             raise first_error(group) from None
+        finally:
+            retry_notice.reset(token)
         if signal.is_set() or not done:
             return None
         return done[-1]

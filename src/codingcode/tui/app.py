@@ -12,7 +12,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -59,6 +59,16 @@ class TerminalView:
             self.live = None
         self.buffer = ""
 
+    def _streaming(self) -> Any:
+        """The answer so far, with a spinner under it while the model is still writing."""
+        from rich.console import Group
+        from rich.markdown import Markdown
+        from rich.spinner import Spinner
+
+        return Group(
+            Markdown(self.buffer), Spinner("dots", text=f" {self.model} is writing…", style="dim")
+        )
+
     def _stop_waiting(self) -> None:
         if self.waiting is not None:
             self.waiting.stop()
@@ -72,6 +82,7 @@ class TerminalView:
             AgentMessage,
             AgentTextDelta,
             ModelRequestStarted,
+            ModelRetry,
             SubAgentFinished,
             SubAgentStarted,
             TodosChanged,
@@ -81,6 +92,12 @@ class TerminalView:
 
         depth = depth_of(event.session_id, self.root)
         indent = "  " * depth
+        if isinstance(event, ModelRetry):
+            # Every retry is shown while it waits (a dead endpoint is not "thinking").
+            self.console.print(f"{indent}[yellow]… {escape(event.line())}[/]")
+            if self.waiting is not None:
+                self.waiting.update(f"[dim]{escape(event.line())}[/]")
+            return
         if isinstance(event, ModelRequestStarted):
             if not depth and self.live is None and self.waiting is None:
                 self.waiting = self.console.status(f"[dim]{self.model} is thinking…[/]")
@@ -95,10 +112,10 @@ class TerminalView:
             if self.live is None:
                 from rich.live import Live
 
-                self.live = Live(Markdown(self.buffer), console=self.console, refresh_per_second=12)
+                self.live = Live(self._streaming(), console=self.console, refresh_per_second=12)
                 self.live.start()
             else:
-                self.live.update(Markdown(self.buffer))
+                self.live.update(self._streaming())
         elif isinstance(event, AgentMessage):
             if self.live is not None:
                 self.live.update(Markdown(self.buffer))
