@@ -51,6 +51,8 @@ class TerminalView:
         self.before: dict[str, str | None] = {}
         #: The session's tool declarations (which calls write a file, and which arguments).
         self.declared: Lookup = builtin_declaration
+        #: Calls (tool and arguments) whose diff a question already showed: not shown again.
+        self.asked: set[str] = set()
 
     def _stop_live(self) -> None:
         self._stop_waiting()
@@ -158,6 +160,10 @@ class TerminalView:
             return
         before = self.before.pop(call.id)
         assert isinstance(call.arguments, dict)
+        key = call_key(call.name, call.arguments)
+        if key in self.asked:
+            self.asked.discard(key)  # the question showed this diff: once is enough
+            return
         declared = self.declared(call.name)
         diff = applied_diff(call.name, call.arguments, self.project, before, declared)
         if diff is None or diff.empty:
@@ -201,6 +207,12 @@ class TerminalView:
 
     def finish(self) -> None:
         self._stop_live()
+
+
+def call_key(tool: str, args: object) -> str:
+    import json
+
+    return tool + json.dumps(args, sort_keys=True, default=str)
 
 
 def human_bytes(n: int) -> str:
@@ -273,6 +285,7 @@ class TerminalConfirmerApp:
         title.append(f"  [{call.tool}]", style="dim")
         self.console.print(title)
         self.console.print(Text.from_ansi(describe_call(call, color=True)))
+        self.view.asked.add(call_key(call.tool, call.args))
         self.console.print(Text(f"Why you are asked: {why_asked(request)}.", style="dim"))
         caps = describe_capabilities(request.capabilities)
         if caps:
@@ -293,6 +306,23 @@ class TerminalConfirmerApp:
 
             bindings.add(key)(pick)
             bindings.add(key.upper())(pick)
+
+        from codingcode.approval.confirm import CHOICES, not_offered
+
+        why_not = not_offered(request)
+        for key, _, said in CHOICES:
+            if key in keys:
+                continue
+
+            def explain(event: object, key: str = key, said: str = said) -> None:
+                # An answer not offered says why, instead of doing nothing.
+                from prompt_toolkit.application import run_in_terminal
+
+                line = f"{key} ({said}) is not offered: {why_not}."
+                run_in_terminal(lambda: self.console.print(Text(line, style="yellow")))
+
+            bindings.add(key)(explain)
+            bindings.add(key.upper())(explain)
 
         @bindings.add("c-c")
         def interrupt(event: object) -> None:

@@ -727,7 +727,12 @@ async def edit_file(args: EditFileArgs, ctx: ToolExecCtx) -> str:
                 _edit_sync, path, _confining_root(path, ctx), args, shown
             )
     n_old = args.old_string.count("\n") + 1
-    return f"Edited {shown}: replaced {n_old} line(s) at line {line} with {n_new} line(s)."
+    from codingcode.tools.output import plural
+
+    return (
+        f"Edited {shown}: replaced {plural(n_old, 'line')} at line {line} with "
+        f"{plural(n_new, 'line')}."
+    )
 
 
 def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> tuple[int, int]:
