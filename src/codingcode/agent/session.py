@@ -660,8 +660,13 @@ class AgentSession:
         calls through the same pipeline under the session id ``parent/child``."""
         self._children += 1
         child_id = f"{self.session_id}/{spec.name}-{self._children}"
-        if spec.model:
-            model = parse_model(spec.model, source=spec.origin, scope=spec.scope)
+        from codingcode.agent.model import resolve_alias
+
+        written = (
+            resolve_alias(spec.model, self.model, self.workspace.settings) if spec.model else None
+        )
+        if written:
+            model = parse_model(written, source=spec.origin, scope=spec.scope)
             provider = make_provider(model, settings=self.workspace.settings)
             self._owned_providers.append(provider)
         else:
