@@ -176,7 +176,7 @@ class ToolRunner:
                 ctx = replace(ctx, capabilities=caps)
                 track.started()
                 # The sandbox's network proxy files each connection under this call.
-                from codingcode.sandbox.network.runtime import current_call
+                from codingcode.sandbox.network.calls import current_call
 
                 token = current_call.set(call.call_id)
                 try:
@@ -216,7 +216,7 @@ class ToolRunner:
     ) -> str:
         """Execute; when the network policy refused names the user may allow, ask (or say
         what to add) and, on a yes, run it again with them (issue 16)."""
-        from codingcode.sandbox.network.runtime import Blocked, call_blocks
+        from codingcode.sandbox.network.calls import Blocked, call_blocks
 
         async def attempt(extra: frozenset[str], seen: list[Blocked]) -> str:
             caps = ctx.capabilities
