@@ -98,3 +98,57 @@ def test_the_listing_catches_a_heavy_import(tmp_path: Path) -> None:
     assert "codingcode.errors" in names
     assert "h11" in heavy_among(names)
     assert not any(n.startswith("codingcode") for n in heavy_among(names))
+
+
+# -- lazy sub-commands: a command line registers only the module of the command it names --
+def test_command_map_is_complete() -> None:
+    """``COMMANDS`` names exactly the top-level commands each module registers."""
+    from importlib import import_module
+
+    import typer
+    import typer.main
+
+    from codingcode.cli import COMMANDS
+
+    for module, names in COMMANDS.items():
+        app = typer.Typer()
+
+        @app.callback()
+        def _root() -> None:
+            pass
+
+        import_module(module).register(app)
+        assert sorted(typer.main.get_command(app).commands) == sorted(names), module  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["check", "read_file", "{}"], "check"),
+        (["-p", "/x", "--mode", "plan", "tool", "read_file"], "tool"),
+        (["--project=/x", "-mplan", "-c", "rules", "list"], "rules"),
+        (["--help"], None),
+        (["--version"], None),
+        ([], None),
+        (["chek"], None),  # a typo: every command registered, click suggests
+    ],
+)
+def test_the_command_a_line_names(argv: list[str], named: str | None) -> None:
+    from codingcode.cli import _command_named
+
+    assert _command_named(argv) == named
+
+
+def test_help_still_lists_every_command(project: Path) -> None:
+    from codingcode.cli import COMMANDS
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "codingcode", "--help"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    listed = {line.split()[0] for line in proc.stdout.splitlines() if line.startswith("  ")}
+    assert {n for names in COMMANDS.values() for n in names} <= listed
