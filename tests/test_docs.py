@@ -7,6 +7,7 @@ is not a page of the site, and the text of every page.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -83,3 +84,77 @@ def test_slug_matches_mkdocs() -> None:
     assert slug("Network: a domain allow-list through a filtering proxy") == (
         "network-a-domain-allow-list-through-a-filtering-proxy"
     )
+
+
+def layout_names() -> set[str]:
+    """The modules and packages docs/DESIGN.md's layout names at the start of its lines
+    (`errors.py atomic.py ...`, `sandbox/`), under `src/codingcode/`."""
+    text = (DOCS / "DESIGN.md").read_text()
+    start = text.index("```\nsrc/codingcode/", text.index("## Layout")) + 4
+    block = text[start : text.index("\n```", start)]
+    names: set[str] = set()
+    for line in block.splitlines()[1:]:
+        if not line.startswith("  ") or line.startswith("   "):
+            continue  # a top-level dir (tests/) or a description's continuation
+        for word in line.split():
+            if not re.fullmatch(r"\w+\.py|\w+/", word):
+                break
+            names.add(word)
+    return names
+
+
+def test_design_layout_is_the_real_one() -> None:
+    """The architecture page lists every package and module of src/codingcode, and nothing
+    that is not there (move a package: update the layout in docs/DESIGN.md)."""
+    src = ROOT / "src" / "codingcode"
+    real = {p.name + "/" for p in src.iterdir() if (p / "__init__.py").exists()}
+    real |= {p.name for p in src.glob("*.py") if p.name not in ("__init__.py", "__main__.py")}
+    named = layout_names()
+    assert not real - named, f"docs/DESIGN.md's layout lacks {sorted(real - named)}"
+    assert not named - real, f"docs/DESIGN.md's layout names what src lacks: {sorted(named - real)}"
+
+
+def test_strict_build_fails_on_broken_links(tmp_path: Path) -> None:
+    """The site's build (run by `./dev test`) fails on a link to a missing page, an anchor
+    no heading has, and a page left out of the nav: a copy of the site with one of each."""
+    import shutil
+    import subprocess
+    import sys
+
+    site = tmp_path / "site"
+    shutil.copytree(DOCS, site / "docs")
+    shutil.copy(ROOT / "mkdocs.yml", site / "mkdocs.yml")
+    shutil.copy(README, site / "README.md")  # a page includes the README's example
+    with (site / "docs" / "index.md").open("a") as f:
+        f.write("\n[gone](no-such-page.md) and [nowhere](tools.md#no-such-heading)\n")
+    (site / "docs" / "orphan.md").write_text("# Not in the nav\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "out")],
+        cwd=site,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "'no-such-page.md', but the target is not found" in result.stderr
+    assert "does not contain an anchor '#no-such-heading'" in result.stderr
+    assert "orphan.md" in result.stderr
+
+
+@pytest.mark.parametrize("path", pages(), ids=lambda p: p.name)
+def test_lists_and_tables_start_after_a_blank_line(path: Path) -> None:
+    """Python-Markdown (the site's renderer), unlike GitHub, reads a list or a table that
+    follows a paragraph line directly as more of the paragraph: `- a` shows as text."""
+    problems = []
+    fence = False
+    previous = ""
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if line.startswith("```"):
+            fence = not fence
+        starts_list = re.match(r"(- |\d+\. )", line) and not re.match(r"(- |\d+\. |  |#)", previous)
+        starts_table = line.startswith("|") and not previous.startswith("|")
+        if not fence and previous.strip() and (starts_list or starts_table):
+            problems.append(f"{path.name}:{number}: {line[:50]}")
+        previous = line
+    assert not problems, f"add a blank line before: {problems}"

@@ -180,7 +180,10 @@ class ToolRunner:
 
                 token = current_call.set(call.call_id)
                 try:
-                    result = await self._run_asking(approved, definition, model, ctx, on_checkpoint)
+                    reads = self._read_only(approved)
+                    result = await self._run_asking(
+                        approved, definition, model, ctx, on_checkpoint, no_checkpoint=reads
+                    )
                 except AgentError as failed:
                     if self.lifecycle is not None and failed.kind is not ErrorKind.CANCELLED:
                         # PostToolUse hooks see failed calls too (issue 17), marked is_error.
@@ -206,6 +209,15 @@ class ToolRunner:
             raise
         return safe_text(result)
 
+    def _read_only(self, call: ToolCall) -> bool:
+        """Whether a command call only reads (the read-only analysis): it cannot change the
+        project, so it takes no checkpoint."""
+        if self.checkpoints is None or self.pipeline is None or self.pipeline.read_only is None:
+            return False
+        if call.effects is None or "runs" not in call.effects:
+            return False  # by its declared effects (is_mutating decides the rest)
+        return self.pipeline.read_only(call) is not None
+
     async def _run_asking(
         self,
         call: ToolCall,
@@ -213,6 +225,8 @@ class ToolRunner:
         model: BaseModel,
         ctx: ToolExecCtx,
         on_checkpoint: Callable[[str], None] | None,
+        *,
+        no_checkpoint: bool = False,
     ) -> str:
         """Execute; when the network policy refused names the user may allow, ask (or say
         what to add) and, on a yes, run it again with them (issue 16)."""
@@ -228,7 +242,11 @@ class ToolRunner:
             token = call_blocks.set(seen)
             try:
                 text = await self._execute(
-                    definition, model, replace(ctx, capabilities=caps), on_checkpoint
+                    definition,
+                    model,
+                    replace(ctx, capabilities=caps),
+                    on_checkpoint,
+                    no_checkpoint=no_checkpoint,
                 )
             finally:
                 call_blocks.reset(token)
@@ -267,9 +285,11 @@ class ToolRunner:
         model: BaseModel,
         ctx: ToolExecCtx,
         on_checkpoint: Callable[[str], None] | None = None,
+        *,
+        no_checkpoint: bool = False,
     ) -> str:
         """Run: with a checkpoint first when the call can change the project."""
-        if self.checkpoints is None:
+        if self.checkpoints is None or no_checkpoint:
             return await self.service.execute(definition, model, ctx)
         point = await self.checkpoints.before(
             definition, model.model_dump(mode="json"), ctx.session_id, ctx.turn_id
@@ -406,6 +426,15 @@ def build_runner(
 
             pipeline.confirmer = NotifyingConfirmer(pipeline.confirmer, lifecycle)
     runner.launcher = launcher
+    launcher_policy: Any = getattr(launcher, "policy", None)
+    if getattr(launcher_policy, "credentials", None):
+        from codingcode.sandbox.credentials.mounts import describe as describe_credentials
+
+        pipeline.credentials = tuple(
+            describe_credentials(
+                launcher_policy.credentials, tls_terminate=launcher_policy.tls_terminate
+            )
+        )
     if checkpoints:
         from codingcode.checkpoints.recorder import recorder_for
 

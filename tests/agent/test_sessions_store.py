@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,7 @@ def conversation() -> list[Message]:
 
 def saved(project: Path, sid: str = "20300101-000000-aaaaaa") -> SessionStore:
     s = SessionStore.create(project, sid, model="openai:m", mode="default")
+    s.prompt(1, 0)
     for m in conversation():
         s.message(m)
         if m.role == "assistant":
@@ -44,9 +46,50 @@ def test_round_trip_and_summary(project: Path) -> None:
     s = saved(project)
     loaded = store.load(s.directory)
     assert loaded.history == conversation()
-    assert loaded.usage == Usage(20, 4) and loaded.turns == 2 and loaded.note is None
+    # A turn is one prompt, however many responses it took.
+    assert loaded.usage == Usage(20, 4) and loaded.turns == 1 and loaded.note is None
+    assert loaded.prompt_marks == [(1, 0)] and loaded.last_turn == 1
     row = store.summarize(s.directory)
-    assert row.first_prompt == "first prompt ✓" and row.turns == 2 and row.input_tokens == 20
+    assert row.first_prompt == "first prompt ✓" and row.turns == 1 and row.input_tokens == 20
+
+
+def test_a_session_is_written_from_its_first_prompt(project: Path) -> None:
+    s = SessionStore.create(project, "20300101-000000-bbbbbb", model="openai:m", mode="default")
+    s.append({"type": "clear"})  # /clear before any prompt: nothing to save
+    s.close()
+    assert not s.directory.exists() and not s.written
+    assert store.session_dirs(project) == []
+    s.prompt(1, 0)
+    s.message(Message("user", "hello"))
+    s.outcome(1, "failed", "the endpoint refused the connection")
+    s.close()
+    row = store.summarize(s.directory)
+    assert row.turns == 1 and row.outcome == "failed before any answer"
+    assert "refused" in row.detail
+
+
+def test_continue_skips_sessions_without_a_prompt(project: Path) -> None:
+    with_prompt = saved(project, "20300101-000000-aaaaaa")
+    empty = store.session_dirs(project)[0].parent / "20300101-000001-cccccc"
+    empty.mkdir()
+    (empty / store.FILE_NAME).write_text(
+        json.dumps({"type": "start", "v": 1, "id": empty.name, "time": 1.0}) + "\n"
+    )
+    os.utime(empty / store.FILE_NAME)  # the newest
+    assert store.session_dirs(project)[0] == empty
+    assert store.latest(project) == with_prompt.directory
+
+
+def test_a_session_of_the_first_format_counts_its_prompts(project: Path) -> None:
+    directory = store.project_dir(project) / "20300101-000000-dddddd"
+    directory.mkdir(parents=True)
+    records = [{"type": "start", "v": 1, "id": directory.name, "time": 1.0}] + [
+        {"type": "message", "message": m.to_json()} for m in [*conversation(), *conversation()]
+    ]
+    (directory / store.FILE_NAME).write_text("".join(json.dumps(r) + "\n" for r in records))
+    loaded = store.load(directory)
+    assert loaded.turns == 2 and loaded.prompt_marks == [(1, 0), (2, 4)]
+    assert store.summarize(directory).turns == 2
 
 
 def test_compaction_and_clear_records_replay(project: Path) -> None:

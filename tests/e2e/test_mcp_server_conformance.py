@@ -5,7 +5,7 @@ What its server scenarios call (test_simple_text, test://static-text, test_simpl
 is given by a plugin package in tests/mcp_server/conformance_site, written against our
 plugin interfaces (tools returning content blocks, ``ctx.mcp``, ``codingcode.resources``,
 ``codingcode.prompts``) and allowed by a user rule, as a user would. Each scenario's passed
-and failed checks are asserted exactly, so a change either way must update README's claim.
+and failed checks are asserted exactly, so a change either way must update the claim in docs/mcp.md.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ ACTIVE: dict[str, tuple[int, int]] = {
 #: The suite's "pending" server scenarios.
 PENDING: dict[str, tuple[int, int]] = {
     "json-schema-2020-12": (4, 0),
-    # Not claimed (README): SSE resumption (event store, Last-Event-ID) is not offered.
+    # Not claimed (docs/mcp.md): SSE resumption (event store, Last-Event-ID) is not offered.
     "server-sse-polling": (0, 1),
 }
 
@@ -146,7 +146,7 @@ async def test_conformance_server_scenarios(
     assert active == ACTIVE
     assert pending == PENDING
     passed = sum(p for p, _ in active.values()) + sum(p for p, _ in pending.values())
-    assert passed == 44  # the figure README states
+    assert passed == 44  # the figure docs/mcp.md states
 
 
 #: Client scenarios run against our client (the real `codingcode` command, driven by
@@ -271,7 +271,7 @@ AUTH: dict[str, set[str]] = {
     "auth/cross-app-access-complete-flow": _NO_PERSON
     | {"complete-flow-token-exchange", "complete-flow-jwt-bearer"},
 }
-#: Auth scenarios not claimed (README says why), with the checks they fail today.
+#: Auth scenarios not claimed (docs/mcp.md says why), with the checks they fail today.
 AUTH_NOT_CLAIMED: dict[str, set[str]] = {
     # Its authorization server's metadata names the issuer http://HOST/oauth but is served
     # at http://HOST/.well-known/oauth-authorization-server: RFC 8414 section 3.3 says such

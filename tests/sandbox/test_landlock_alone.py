@@ -1,7 +1,7 @@
 """The Landlock backend where the kernel refuses namespaces: Landlock and seccomp alone.
 
 What that layer gives is checked by escaping; what it cannot give is pinned down, so the
-README's and `sandbox status`'s account of it stays true.
+docs/sandbox.md's and `sandbox status`'s account of it stays true.
 """
 
 from __future__ import annotations

@@ -148,8 +148,10 @@ class AgentSession:
         self.confirmer = confirmer
         self.history: list[Message] = []
         self.state = SessionState()
+        #: The number of the latest prompt (a turn is one user prompt, with every model
+        #: response and call it led to); checkpoints and the audit file calls under it.
         self.turn = 0
-        #: (model turns before, history length before) of each prompt sent in this process.
+        #: (turn, history length before its prompt) of each prompt still in the conversation.
         self.prompt_marks: list[tuple[int, int]] = []
         self._children = 0
         self._signal: CancelSignal | None = None
@@ -193,7 +195,7 @@ class AgentSession:
                     "SessionEnd", {"reason": "other"}, session_id=self.session_id
                 )
         if self.state.background is not None:
-            # Background processes die with their session (README: Background commands).
+            # Background processes die with their session (docs/tools.md: Background commands).
             with anyio.CancelScope(shield=True):
                 ended = await anyio.to_thread.run_sync(self.state.background.close)
             for pid_id in ended:
@@ -286,6 +288,7 @@ class AgentSession:
         """Drop what was measured about the conversation (after it or the model changed)."""
         if not keep_history:
             self.history = []
+            self.prompt_marks = []
             self.state.todos = []
         self._measured = None
         self._estimates.clear()
@@ -298,21 +301,20 @@ class AgentSession:
         if self.store is not None:
             self.store.append({"type": "clear", "time": time.time()}, sync=True)
 
-    def rewind_to_turn(self, turn: int) -> int | None:
-        """Drop the conversation from the prompt that led to model turn ``turn`` on (the
-        checkpoint taken before that turn's calls); returns how many messages were dropped,
-        or None when that prompt is not known (sent before this process resumed it)."""
-        marks = [m for m in self.prompt_marks if m[0] < turn]
-        if not marks:
+    def rewind_prompts(self, back: int) -> tuple[int, int] | None:
+        """Drop the conversation from the prompt ``back`` prompts ago on (1: the latest);
+        returns (that prompt's turn, messages dropped), or None when the conversation does
+        not go back that far (compacted or cleared since)."""
+        if back < 1 or back > len(self.prompt_marks):
             return None
-        keep = marks[-1][1]
+        turn, keep = self.prompt_marks[-back]
         dropped = len(self.history) - keep
         self.history = self.history[:keep]
-        self.prompt_marks = [m for m in self.prompt_marks if m[1] < keep]
+        self.prompt_marks = self.prompt_marks[: len(self.prompt_marks) - back]
         self.clear_state(keep_history=True)
         if self.store is not None:
             self.store.append({"type": "rewind", "keep": keep, "time": time.time()}, sync=True)
-        return dropped
+        return turn, dropped
 
     def add_message(self, message: Message) -> None:
         """Add a message to the conversation (and the session file), e.g. the output of a
@@ -357,6 +359,7 @@ class AgentSession:
         if result is None:
             return False
         self.history = result.history
+        self.prompt_marks = []  # the prompts before the summary are no longer messages
         self._measured = None
         self._estimates.clear()
         self._counted = (0, 0)
@@ -387,14 +390,35 @@ class AgentSession:
                 self._signal = None
                 self.state.limits.clear()  # a command's limit ends with its prompt
                 return Outcome(blocked, "blocked", 0, usage)
-        # Where this prompt starts: the model turn before it and the history length (/rewind).
+        # A turn is this prompt: every response and call it leads to is filed under it.
+        self.turn += 1
         self.prompt_marks.append((self.turn, len(self.history)))
+        if self.store is not None:
+            self.store.prompt(self.turn, len(self.history))
         self._add(Message("user", prompt))
+        try:
+            outcome = await self._run_turn(signal, usage)
+        except AgentError as exc:
+            if self.store is not None and self.depth == 0:
+                self.store.outcome(self.turn, "failed", exc.message)
+            raise
+        except BaseException:
+            if self.store is not None and self.depth == 0:
+                self.store.outcome(self.turn, "cancelled")
+            raise
+        if self.store is not None and self.depth == 0:
+            self.store.outcome(self.turn, outcome.status)
+        return outcome
+
+    async def _run_turn(self, signal: CancelSignal, usage: Usage) -> Outcome:
+        """The model's responses and their calls, to the answer (or a stop)."""
+        hooks = self.runner.lifecycle
+        from codingcode.agent.hook_calls import take_stop
+
         denied = False
         stop_blocks = 0
         try:
             for turns in range(1, self.max_turns + 1):
-                self.turn += 1
                 reply = await self._respond_fitting(signal)
                 if reply is None and (stop := take_stop(self)) is not None:
                     self._add(Message("assistant", f"({stop})"))  # a PreCompact hook
@@ -777,7 +801,8 @@ def open_session(
         session.hook_source = "resume"
         session.history = list(resume.history)
         session.usage = Usage(resume.usage.input_tokens, resume.usage.output_tokens)
-        session.turn = resume.turns
+        session.turn = resume.last_turn
+        session.prompt_marks = list(resume.prompt_marks)
     if owned:
         session._owned_providers.append(provider)
     dispatch = make_dispatch_tool(session) if depth < MAX_DEPTH else None

@@ -6,6 +6,13 @@ paths (``cat .env`` after R9 asked: ``.env``, read-only) and nothing more. A pat
 masked gains nothing from being listed; a named *parent* of a masked path exposes nothing.
 The sandbox never sees rules; it sees this set.
 
+**Exposure only by an explicit grant** (:func:`granted_capabilities`): a masked path becomes
+visible to a call only when the user approved that very call (their answer to the question),
+or when the allow rule that matched names that path literally. A mode pass (bypass,
+acceptEdits), read-only auto-allow, ``approvals.autoAllowSandboxed``, a hook's allow and a
+session grant allow the call but show it none of its masked paths: the analysis behind them
+can be wrong about what the command does, and the sandbox is what holds then.
+
 Commands are read through the shell analysis (:mod:`codingcode.shell`), used here
 read-only: each simple command's arguments and redirect targets, resolved against that
 command's directory. Words only known at run time (``$X``, ``$(...)``) and glob patterns
@@ -16,11 +23,13 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codingcode import shell
+from codingcode.approval.call import CONFIRM, HOOK, MODE, PERMISSION_HOOK, RULES, WHITELIST
 from codingcode.approval.presets import NAMES_ONLY
 from codingcode.capabilities import CapabilitySet
 from codingcode.paths import lexical
@@ -28,7 +37,7 @@ from codingcode.sandbox.masks import MaskSpec
 from codingcode.tools.declarations import Lookup, builtin_declaration
 
 if TYPE_CHECKING:
-    from codingcode.approval.call import ToolCall
+    from codingcode.approval.call import LayerResult, ToolCall
     from codingcode.approval.rules import Rule
 
 #: Redirections that write their target.
@@ -71,6 +80,93 @@ def capabilities_for(call: ToolCall, domains: Iterable[str] = ()) -> CapabilityS
         write_paths=frozenset(Path(p) for p in writes if os.path.lexists(p)),
         domains=frozenset(domains),
     )
+
+
+#: How to get a masked path shown, said after each reason it was not.
+HOW_TO_EXPOSE = "approve the call or add an allow rule naming it"
+
+
+def granted_capabilities(
+    call: ToolCall, result: LayerResult
+) -> tuple[CapabilitySet, dict[Path, str]]:
+    """What the sandbox may show ``call``, allowed by ``result``, and the paths it named
+    that are withheld, each with why. Only an explicit grant exposes (module docstring):
+    the user's own answer to this call, or an allow rule naming the path literally. The
+    network names a rule or an answer grants (``result.domains``) are kept either way."""
+    named = capabilities_for(call, result.domains)
+    if not named.read_paths and not named.write_paths:
+        return named, {}
+    if explicit_answer(result):
+        return named, {}
+    keep: frozenset[Path] = frozenset()
+    if result.layer == RULES and result.rule and not result.preset:
+        keep = rule_literal_paths(result.rule, call)
+        why = (
+            f"the allow rule {result.rule} does not name it literally (a pattern or a "
+            f"wildcard never exposes a masked path); {HOW_TO_EXPOSE}"
+        )
+    else:
+        why = withheld_reason(result, call.mode)
+    kept = CapabilitySet(
+        read_paths=named.read_paths & keep,
+        write_paths=named.write_paths & keep,
+        network=named.network,
+        domains=named.domains,
+    )
+    withheld = {p: why for p in (named.read_paths | named.write_paths) - keep}
+    return kept, withheld
+
+
+def explicit_answer(result: LayerResult) -> bool:
+    """The user approved this very call: their answer to its question, or (the same kind
+    of grant) a command the user typed themselves (``answer`` set by the front end)."""
+    return result.layer == CONFIRM and result.action == "allow" and result.answer is not None
+
+
+def withheld_reason(result: LayerResult, mode: str) -> str:
+    """Why the layer that allowed a call shows it none of its masked paths."""
+    layer = result.layer
+    if layer == MODE:
+        what = f"{mode} mode passes"
+    elif layer == WHITELIST:
+        what = "read-only auto-allows"
+    elif layer == CONFIRM:
+        what = "approvals.autoAllowSandboxed passes"
+    elif layer in (HOOK, PERMISSION_HOOK):
+        what = "hooks' allows"
+    elif layer == "SessionGrant":
+        what = "session grants (approved for another call)"
+    else:
+        what = f"{layer} allows"
+    return f"{what} never expose a masked path; {HOW_TO_EXPOSE}"
+
+
+def rule_literal_paths(rule: str, call: ToolCall) -> frozenset[Path]:
+    """The paths an allow rule's SPEC names literally, resolved as the call's paths are
+    (against its directory and the project; ``~`` to the home). A word with a wildcard
+    names nothing; ``--opt=PATH`` names PATH."""
+    from codingcode.approval.rules import RuleSyntaxError, split_rule
+
+    try:
+        spec = split_rule(rule)[1]
+    except RuleSyntaxError:
+        return frozenset()
+    if not spec:
+        return frozenset()
+    try:
+        words = shlex.split(spec)
+    except ValueError:
+        words = spec.split()
+    out: set[Path] = set()
+    bases = dict.fromkeys([str(call.cwd), str(call.project_path)])
+    for word in words:
+        if word.startswith("-"):
+            word = word.partition("=")[2]
+        if not word or any(c in word for c in "*?[$`"):
+            continue
+        for base in bases:
+            out.add(Path(lexical(word, base)))
+    return frozenset(out)
 
 
 def _command_paths(command: str, cwd: str, reads: set[str], writes: set[str]) -> None:

@@ -95,6 +95,9 @@ class ConfirmRequest:
     network: tuple[str, ...] = ()
     #: With ``network``: whether ``suggested_rule`` is a rule (else a list of names).
     network_rule: bool = False
+    #: The masked credentials a command gets as placeholders (``sandbox.credentials``),
+    #: one line each.
+    credentials: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -262,6 +265,8 @@ def question_text(request: ConfirmRequest, *, color: bool = False) -> str:
     caps = describe_capabilities(request.capabilities)
     if caps:
         lines.append(f"If allowed, the sandbox lets it: {caps}.")
+    if request.credentials:
+        lines.append("Credentials it gets as placeholders: " + "; ".join(request.credentials) + ".")
     choices = offered(request)
     if any(a.grants for _, a, _ in choices):
         lines.append(grant_line(request))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from codingcode.approval.call import CONFIRM as CONFIRM
@@ -22,7 +23,7 @@ from codingcode.approval.call import Action as Action
 from codingcode.approval.call import Final as Final
 from codingcode.approval.call import LayerResult as LayerResult
 from codingcode.approval.call import ToolCall as ToolCall
-from codingcode.approval.capabilities import capabilities_for
+from codingcode.approval.capabilities import capabilities_for, granted_capabilities
 from codingcode.approval.confirm import (
     Answer,
     Confirmer,
@@ -56,6 +57,9 @@ class Decision:
     layers: list[LayerResult] = field(default_factory=list)
     #: What an allowed call may do beyond the sandbox's defaults (DESIGN: capabilities).
     capabilities: CapabilitySet = NO_CAPABILITIES
+    #: The paths the allowed call named that its allow does not expose, each with why
+    #: (only an explicit grant exposes a masked path; ``codingcode check`` shows these).
+    withheld: dict[Path, str] = field(default_factory=dict)
 
     @property
     def allowed(self) -> bool:
@@ -136,6 +140,9 @@ class ApprovalPipeline:
         #: Set by the runner once the sandbox is known, when the settings turn on
         #: ``approvals.autoAllowSandboxed``.
         self.contained = contained
+        #: The sandbox's masked credentials, one line each (set by the runner): shown with
+        #: the question about a call that runs commands.
+        self.credentials: tuple[str, ...] = ()
         #: Rules granted "for this session": gone when the session ends. A sub-agent's
         #: pipeline shares its parent's (one session, one set of grants).
         self.session_grants = SessionGrants()
@@ -162,13 +169,15 @@ class ApprovalPipeline:
             return result
 
         def done(decision: Final, result: LayerResult, args: dict[str, Any]) -> Decision:
-            # An allowed call carries what it named: the sandbox shows it exactly those
-            # of its masked paths (issue 11). Nothing is granted to a call not allowed.
+            # An allowed call carries what it named; the sandbox shows it those of its
+            # masked paths only on an explicit grant (the user's answer to this call, or an
+            # allow rule naming the path literally): a mode pass, auto-allow, hook or
+            # session grant exposes nothing. Nothing is granted to a call not allowed.
             # An allow rule's network(...) clause adds the names it grants (issue 16).
-            caps = (
-                capabilities_for(replace(call, args=args), result.domains)
+            caps, withheld = (
+                granted_capabilities(replace(call, args=args), result)
                 if decision == "allow"
-                else None
+                else (NO_CAPABILITIES, {})
             )
             return Decision(
                 decision,
@@ -177,7 +186,8 @@ class ApprovalPipeline:
                 result.rule,
                 args,
                 trail,
-                caps or NO_CAPABILITIES,
+                caps,
+                withheld,
             )
 
         # A1: rules (the preset rules first, inside the engine).
@@ -300,6 +310,7 @@ class ApprovalPipeline:
                 replace(call, args=args),
                 () if preset else self.rule_domains(replace(call, args=args), suggestion),
             ),
+            credentials=self.credentials if call.declaration.runs_commands else (),
         )
         reply = as_reply(await self.confirmer.confirm(request))
         return done(*self._answered(call, reply, suggestion, preset), args)

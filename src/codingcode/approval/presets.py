@@ -4,7 +4,7 @@ Each means what its text says, against every tool (DESIGN "Rules must understand
 match"): commands are analysed by :mod:`codingcode.shell`, paths normalised by
 :mod:`codingcode.paths`. Where a careful user would expect a neighbour to be covered
 too, it is (reboot/poweroff/halt next to shutdown, su/doas/pkexec next to sudo, setgid next
-to setuid, /etc/gshadow next to /etc/shadow); README.md lists them.
+to setuid, /etc/gshadow next to /etc/shadow); docs/approval.md lists them.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from codingcode.paths import (
 )
 from codingcode.paths import spellings as classify_spellings
 from codingcode.shell.cache import BoundedLRU
-from codingcode.shell.parse import OPAQUE_STDIN
+from codingcode.shell.nested import OPAQUE_STDIN
 from codingcode.tools.definition import ArgRole
 
 

@@ -1,4 +1,4 @@
-"""Checkpoints: every change the agent makes to a project can be undone (README: Checkpoints)."""
+"""Checkpoints: every change the agent makes to a project can be undone (docs/sessions.md)."""
 
 from codingcode.checkpoints.git import CheckpointError
 from codingcode.checkpoints.store import Checkpoint, CheckpointStore, UnknownCheckpointError

@@ -38,7 +38,7 @@ from codingcode.checkpoints.git import CheckpointError, ShadowGit
 from codingcode.checkpoints.watch import Changes, TreeWatcher
 from codingcode.errors import InvalidArgumentsError
 
-#: Defaults of the ``checkpoints`` settings (README: Checkpoints).
+#: Defaults of the ``checkpoints`` settings (docs/configuration.md).
 MAX_FILE_SIZE_MB = 10
 MAX_FILES = 100_000
 MAX_AGE_DAYS = 30
@@ -50,6 +50,19 @@ MAX_WATCHED_CHANGES = 256
 #: or by another machine on a network filesystem: a full scan at least this often does.
 RESCAN_AFTER_S = 60.0
 ZERO = "0" * 40
+#: codingcode's own files in a project (what approvals and ``rules add`` write, and the
+#: ``.gitignore`` that keeps the personal settings out of git; Claude Code's personal
+#: settings too): they are not the agent's changes, so no checkpoint holds them and no
+#: restore puts them back or deletes them.
+OWN_FILES = (
+    ".codingcode/settings.local.json",
+    ".codingcode/.gitignore",
+    ".claude/settings.local.json",
+)
+
+
+def is_own_file(path: str) -> bool:
+    return path in OWN_FILES
 
 
 class UnknownCheckpointError(InvalidArgumentsError):
@@ -86,6 +99,57 @@ class Checkpoint:
             "calls": self.calls,
             "big_files": sorted(self.big),
         }
+
+
+@dataclass
+class Turn:
+    """One prompt of one session: the checkpoints taken before its calls, oldest first.
+
+    Restoring its first checkpoint puts the project back as it was before the prompt.
+    """
+
+    session: str
+    turn: int
+    points: list[Checkpoint]
+
+    @property
+    def first(self) -> Checkpoint:
+        return self.points[0]
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        return [c for p in self.points for c in p.calls]
+
+    @property
+    def after(self) -> str | None:
+        """The state its last call left (None while unknown)."""
+        return self.points[-1].after
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.first.id,
+            "time": self.first.time,
+            "session": self.session,
+            "turn": self.turn,
+            "kind": self.first.kind,
+            "calls": self.calls,
+            "checkpoints": [p.id for p in self.points],
+            "big_files": sorted({name for p in self.points for name in p.big}),
+        }
+
+
+def group_turns(points: Iterable[Checkpoint]) -> list[Turn]:
+    """Checkpoints grouped by prompt (session and turn), in the order the prompts began; a
+    pre-restore point is an entry of its own."""
+    turns: dict[tuple[str, int, str], Turn] = {}
+    for point in points:
+        key = (point.session, point.turn, point.id if point.kind != "before" else "")
+        found = turns.get(key)
+        if found is None:
+            turns[key] = Turn(point.session, point.turn, [point])
+        else:
+            found.points.append(point)
+    return list(turns.values())
 
 
 @dataclass(frozen=True)
@@ -203,20 +267,29 @@ class CheckpointStore:
 
     def _init(self) -> None:
         self.git.init()
-        # The store must never snapshot itself (a state dir inside the project, as in tests).
         exclude = self.git.git_dir / "info" / "exclude"
-        try:
+        lines = [f"/{name}\n" for name in OWN_FILES]
+        # The store must never snapshot itself (a state dir inside the project, as in tests).
+        with contextlib.suppress(ValueError):
             rel = self.dir.resolve().relative_to(self.project)
-        except ValueError:
-            return
-        line = f"/{rel.as_posix()}/\n"
+            lines.append(f"/{rel.as_posix()}/\n")
         try:
             current = exclude.read_text() if exclude.exists() else ""
-            if line not in current:
+            missing = [line for line in lines if line not in current.splitlines(keepends=True)]
+            if missing:
                 exclude.parent.mkdir(parents=True, exist_ok=True)
-                exclude.write_text(current + line)
+                tmp = exclude.with_name("exclude.tmp")
+                tmp.write_text(current + "".join(missing))
+                os.replace(tmp, exclude)
         except OSError as exc:
             raise CheckpointError(f"cannot write {exclude}: {exc.strerror}.") from None
+        if missing and self.git.index.exists():
+            # An index of an earlier version may hold them: they leave it.
+            self.git.run(
+                "update-index", "--force-remove", "-z", "--stdin",
+                input=b"\0".join(os.fsencode(n) for n in OWN_FILES), check=False,
+            )  # fmt: skip
+            self._tree_cache = None
 
     # -- the log ------------------------------------------------------------------------
     def _append(self, *records: dict[str, Any]) -> None:
@@ -297,8 +370,19 @@ class CheckpointStore:
             f"{ref!r} names {len(matches)} checkpoints; give more of the id."
         )
 
+    def turns(self) -> list[Turn]:
+        """The checkpoints grouped by prompt (see :class:`Turn`)."""
+        return group_turns(self.checkpoints())
+
+    def turn_changed_files(self, turn: Turn) -> list[str]:
+        """The files a prompt's calls changed (empty while unknown)."""
+        after = turn.after
+        if after is None or after == turn.first.tree:
+            return []
+        return [c.path for c in self._diff(turn.first.tree, after) if not is_own_file(c.path)]
+
     def latest_turn_start(self) -> Checkpoint:
-        """The state before the latest turn of the latest session."""
+        """The state before the latest prompt (turn) of the latest session."""
         points = [c for c in self.checkpoints() if c.kind == "before"]
         if not points:
             raise UnknownCheckpointError("this project has no checkpoints yet.")
@@ -611,7 +695,7 @@ class CheckpointStore:
         """The files the checkpoint's calls changed (empty while unknown)."""
         if point.after is None or point.after == point.tree:
             return []
-        return [c.path for c in self._diff(point.tree, point.after)]
+        return [c.path for c in self._diff(point.tree, point.after) if not is_own_file(c.path)]
 
     def diff_text(self, ref: str, *, color: bool = False) -> str:
         point = self.find(ref)
@@ -626,7 +710,9 @@ class CheckpointStore:
         with self.locked():
             now, now_big = self._snapshot()
             points = self.checkpoints()
-        changes = self._diff(point.tree, now)
+        # codingcode's own files are left as they are (a checkpoint of an earlier version
+        # may hold them).
+        changes = [c for c in self._diff(point.tree, now) if not is_own_file(c.path)]
         known = next((c.after for c in reversed(points) if c.after is not None), None)
         touched = {c.path for c in changes}
         outside = touched if known is None else {c.path for c in self._diff(known, now)}

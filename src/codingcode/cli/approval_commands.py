@@ -83,7 +83,8 @@ async def _check_one(runner: Any, tool: str, args: Any, mode: str | None) -> dic
 def _capabilities(runner: Any, tool: str, decision: Any) -> dict[str, Any]:
     """The capability set the call gets (issue 11): an allowed call's own; for an ask, the
     one it gets once approved; for a deny, none. ``exposes``: which of the sandbox's masked
-    paths that set shows the call."""
+    paths that set shows the call; ``not_exposed``: the masked paths it names that stay
+    hidden, each with why (only an explicit grant exposes one)."""
     import os
 
     from codingcode.approval.capabilities import capabilities_for
@@ -91,15 +92,17 @@ def _capabilities(runner: Any, tool: str, decision: Any) -> dict[str, Any]:
     from codingcode.capabilities import NO_CAPABILITIES
     from codingcode.tools.declarations import lookup
 
+    roles: dict[str, Any] = {}
+    effects = None
+    if tool in runner.service:
+        definition, _ = runner.service.validate(tool, decision.args)
+        roles, effects = definition.arg_roles, definition.effects
+    call = ToolCall(tool, decision.args, runner.project_path, arg_roles=roles, effects=effects)
+    named = capabilities_for(call)  # every path the call names, whatever allowed it
     caps = decision.capabilities
+    withheld: dict[Path, str] = dict(getattr(decision, "withheld", {}) or {})
     if decision.decision == "ask":
-        roles: dict[str, Any] = {}
-        effects = None
-        if tool in runner.service:
-            definition, _ = runner.service.validate(tool, decision.args)
-            roles, effects = definition.arg_roles, definition.effects
-        call = ToolCall(tool, decision.args, runner.project_path, arg_roles=roles, effects=effects)
-        caps = capabilities_for(call)
+        caps = named  # the user's yes is an explicit grant: it shows what the call names
     elif decision.decision != "allow":
         caps = NO_CAPABILITIES
     out: dict[str, Any] = caps.to_json()
@@ -110,11 +113,46 @@ def _capabilities(runner: Any, tool: str, decision: Any) -> dict[str, Any]:
     if declared is not None and declared.runs_commands and policy is not None:
         from codingcode.sandbox.backends import call_view, mask_resolver
 
-        view = call_view(mask_resolver(policy), dict(os.environ), caps)
+        resolver = mask_resolver(policy)
+        env = dict(os.environ)
+        view = call_view(resolver, env, caps)
         shown = [*view.exposed, *(x for inner in view.hollow.values() for x in inner)]
         out["exposes"] = [
             {"path": str(p), "access": "read-write" if w else "read-only"} for p, w in shown
         ]
+        out["not_exposed"] = _not_exposed(
+            call_view(resolver, env, named), {p for p, _ in shown}, withheld, decision.decision
+        )
+        if policy.credentials:
+            from codingcode.sandbox.credentials.mounts import describe
+
+            # Placeholders, never values: what each masked credential is for this call.
+            out["credentials"] = describe(policy.credentials, tls_terminate=policy.tls_terminate)
+    return out
+
+
+def _not_exposed(
+    everything: Any, shown: set[Path], withheld: dict[Path, str], decision: str
+) -> list[dict[str, str]]:
+    """The masked paths the call names that its decision does not show, and why."""
+    from codingcode.approval.capabilities import HOW_TO_EXPOSE
+
+    out: list[dict[str, str]] = []
+    candidates = [*everything.exposed, *(x for inner in everything.hollow.values() for x in inner)]
+    for path, _ in candidates:
+        if path in shown:
+            continue
+        if decision == "deny":
+            why = "the call is denied: it runs nothing"
+        else:
+            why = withheld.get(path) or f"not granted; {HOW_TO_EXPOSE}"
+        out.append({"path": str(path), "reason": why})
+    named_masks = {p for p, _ in candidates}
+    for path, spec in everything.masked.items():
+        if not spec.exposable and any(
+            n == path or path in n.parents for n in withheld.keys() | shown | named_masks
+        ):
+            out.append({"path": str(path), "reason": spec.how_to_allow(str(path))})
     return out
 
 

@@ -48,21 +48,37 @@ def list_command(
     limit: Annotated[
         int, typer.Option("--limit", min=1, help="Show at most this many (the newest).")
     ] = 50,
+    calls: Annotated[
+        bool,
+        typer.Option(
+            "--calls",
+            help="One entry per checkpoint (the state before each call that changed "
+            "files), not one per prompt.",
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print them as JSON.")] = False,
 ) -> None:
-    """The checkpoints of this project, oldest first: id, time, session, turn, calls, files."""
+    """The checkpoints of this project, oldest first: one per prompt (turn) with the calls it
+    made and the files they changed; its id restores the state before that prompt."""
     import json
 
     store = _store(project_dir(project))
     points = store.checkpoints()
     if session is not None:
         points = [p for p in points if p.session == session]
-    points = points[-limit:]
     rows = []
-    for point in points:
-        row = point.to_json()
-        row["files_changed"] = store.changed_files(point)
-        rows.append(row)
+    if calls:
+        for point in points[-limit:]:
+            row = point.to_json()
+            row["files_changed"] = store.changed_files(point)
+            rows.append(row)
+    else:
+        from codingcode.checkpoints.store import group_turns
+
+        for turn in group_turns(points)[-limit:]:
+            row = turn.to_json()
+            row["files_changed"] = store.turn_changed_files(turn)
+            rows.append(row)
     if store.corrupt_lines:
         typer.echo(
             f"codingcode: skipped {store.corrupt_lines} unreadable line(s) of {store.log_path}.",
@@ -75,13 +91,13 @@ def list_command(
         typer.echo("No checkpoints in this project yet.")
         return
     for row in rows:
-        calls = "; ".join(f"{c.get('tool')} {c.get('summary', '')}".strip() for c in row["calls"])
+        made = "; ".join(f"{c.get('tool')} {c.get('summary', '')}".strip() for c in row["calls"])
         files = row["files_changed"]
         shown = ", ".join(files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
         label = "before restore" if row["kind"] == "pre-restore" else f"turn {row['turn']}"
         typer.echo(f"{row['id']}  {_when(row['time'])}  {row['session']}  {label}")
-        if calls:
-            typer.echo(f"    calls: {calls[:300]}")
+        if made:
+            typer.echo(f"    calls: {made[:300]}")
         if files:
             typer.echo(f"    changed: {shown}")
 
@@ -111,7 +127,9 @@ def _describe(plan: RestorePlan) -> list[str]:
 def restore_command(
     checkpoint: Annotated[
         str | None,
-        typer.Argument(help="The checkpoint id (default: before the latest turn)."),
+        typer.Argument(
+            help="The checkpoint id (default: the state before the latest prompt of the latest session)."
+        ),
     ] = None,
     project: ProjectOption = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask; restore.")] = False,

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from codingcode.custom_commands.invoke import Invocation
     from codingcode.workspace import Workspace
 
-#: How ``codingcode run`` ends (README, "Headless mode").
+#: How ``codingcode run`` ends (docs/agent.md, "codingcode run").
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_BAD_INPUT = 2
@@ -116,7 +116,7 @@ def error_line(kind: str | None, content: str) -> str:
 
 
 def stream_records(event: AgentEvent) -> list[dict[str, Any]]:
-    """The stream-json lines of one event (README, "Headless mode")."""
+    """The stream-json lines of one event (docs/agent.md, "codingcode run")."""
     from codingcode.agent.transcript import (
         AgentMessage,
         Compacted,
@@ -223,6 +223,12 @@ def run_headless(
                 session.runner.pipeline.session_grants.on_network_block = notify
             if output_format == "stream-json":
                 reporter.emit(init_record(session, resumed=resume is not None))
+                if resume is not None:
+                    reporter.emit(resumed_record(resume))
+            elif output_format == "text" and resume is not None:
+                from codingcode.agent.sessions.store import describe
+
+                typer.echo(f"Continuing {describe(resume)}", err=True)
             sent = prompt
             if command is not None:  # a custom command: its ! lines and @ files, its limit
                 for line in command.notes:
@@ -291,6 +297,16 @@ def init_record(session: AgentSession, *, resumed: bool) -> dict[str, Any]:
         "deferred_tools": [t.name for t in session.resolver.deferred()],
         "resumed": resumed,
         "context_window": session.window,
+    }
+
+
+def resumed_record(loaded: LoadedSession) -> dict[str, Any]:
+    """The stream-json line naming the session ``--continue`` / ``--resume`` goes on with."""
+    return {
+        "type": "resumed",
+        "session_id": loaded.session_id,
+        "first_prompt": loaded.first_prompt,
+        "turns": loaded.turns,
     }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -34,6 +34,23 @@ def _service(project: Path, settings: Settings) -> SandboxService:
     # The user's deny rules on read paths are masks too, as in every session.
     rules = load_policy(project, settings).rules
     return SandboxService.from_policy(with_deny_read(policy, deny_rule_masks(rules, project)))
+
+
+def _credentials(service: SandboxService) -> dict[str, Any]:
+    """The masked credentials in effect and the ready-made entries (described, never read)."""
+    from codingcode.sandbox.credentials.mounts import describe
+    from codingcode.sandbox.credentials.settings import PRESETS
+
+    policy = service.policy
+    on = {e.value for e in policy.entries if e.field == "credentials.presets"}
+    return {
+        "tlsTerminate": policy.tls_terminate,
+        "in_effect": describe(policy.credentials, tls_terminate=policy.tls_terminate),
+        "presets": [
+            {"name": p.name, "what": p.what, "on": p.name in on, "limit": p.limit}
+            for p in PRESETS.values()
+        ],
+    }
 
 
 def _auto_allow(service: SandboxService, settings: Settings) -> str:
@@ -70,6 +87,7 @@ def status_command(
     if as_json:
         data = report.as_json()
         data["auto_allow_sandboxed"] = _auto_allow(service, settings)
+        data["credentials"] = _credentials(service)
         typer.echo(json.dumps(data, indent=2))
     else:
         p = report.policy
@@ -94,6 +112,18 @@ def status_command(
             typer.echo(f"  [{mark}] {mask.pattern}{what} ({mask.origin})")
             for detail in mask.details if mask.enforced is False else []:
                 typer.echo(f"        - {detail}")
+        creds = _credentials(service)
+        typer.echo(
+            f"credentials (sandbox.credentials; TLS termination "
+            f"{'on' if creds['tlsTerminate'] else 'off'}):"
+        )
+        for line in creds["in_effect"] or ["none masked as placeholders"]:
+            typer.echo(f"  - {line}")
+        typer.echo("  ready-made entries (sandbox.credentials.presets):")
+        for preset in creds["presets"]:
+            mark = "on " if preset["on"] else "off"
+            limit = f" — limit: {preset['limit']}" if preset["limit"] else ""
+            typer.echo(f"    [{mark}] {preset['name']}: {preset['what']}{limit}")
         if report.limits:
             typer.echo("limits:")
         for limit in report.limits:

@@ -20,7 +20,9 @@ def register(app: typer.Typer) -> None:
         ] = 20,
         as_json: Annotated[bool, typer.Option("--json", help="Print them as JSON.")] = False,
     ) -> None:
-        """List the project's saved sessions (id, start, first prompt, turns, tokens).
+        """List the project's saved sessions: id, start, turns (prompts), tokens, how the latest
+        turn ended (answered, failed, cancelled, ...; "failed before any answer" when the model
+        never answered) and the first prompt.
 
         Continue one with `codingcode run --resume ID PROMPT` (or --continue for the latest).
         """
@@ -48,4 +50,9 @@ def register(app: typer.Typer) -> None:
             tokens = r.input_tokens + r.output_tokens
             flags = " (damaged)" if r.damaged else ""
             flags += f" (fork of {r.parent})" if r.parent else ""
-            typer.echo(f"{r.id}  {started}  {r.turns:>3} turns  {tokens:>8} tokens  {first}{flags}")
+            turns = f"{r.turns} turn{'s' if r.turns != 1 else ' '}"
+            outcome = r.outcome or "-"
+            typer.echo(
+                f"{r.id}  {started}  {turns:>9}  {tokens:>8} tokens  {outcome:<10}  "
+                f"{first!r}{flags}"
+            )

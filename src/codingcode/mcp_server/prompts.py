@@ -3,7 +3,7 @@
 A source lists prompts in MCP wire form, renders one into messages, and may complete an
 argument. Two kinds plug in: installed packages' ``codingcode.prompts`` entry points
 (:class:`PluginPrompts`), and — through the same protocol — the project's custom slash
-commands once their loader exists (see README: MCP server).
+commands once their loader exists (see docs/mcp.md).
 
 A ``codingcode.prompts`` entry point names an object with ``prompts`` (a list of prompts in
 wire form: ``name``, ``description``, ``arguments``), ``async get(name, **arguments)``

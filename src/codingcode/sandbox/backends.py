@@ -37,6 +37,7 @@ from codingcode.sandbox.masks import DEFAULT_MASKS, MaskResolver, MaskSpec, home
 from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
 
 if TYPE_CHECKING:
+    from codingcode.sandbox.credentials.broker import CallCredentials, CredentialBroker
     from codingcode.sandbox.network.runtime import OpenCall, ProxyRuntime
 
 #: Inside the sandbox this variable names the backend (tools and tests can tell).
@@ -50,10 +51,13 @@ class SandboxError(DeniedError):
 def mask_specs(policy: SandboxPolicy) -> list[MaskSpec]:
     """Every pattern masked under ``policy``: the defaults, ``masked_paths``, ``denyRead``
     and the deny rules the front end passed in."""
+    from codingcode.sandbox.credentials.mounts import credential_masks
+
     return [
         *DEFAULT_MASKS,
         *(MaskSpec(str(p), "sandbox.masked_paths") for p in policy.masked_paths),
         *policy.deny_read,
+        *credential_masks(policy.credentials),
     ]
 
 
@@ -302,6 +306,8 @@ class BubblewrapBackend:
     name: str = "bubblewrap"
     #: The session's proxy (started on first use), for ``sandbox.network.mode = limited``.
     proxy: Callable[[], ProxyRuntime] | None = None
+    #: The session's masked credentials (``sandbox.credentials``).
+    credentials: CredentialBroker | None = None
     _filters: dict[bool, bytes] = field(init=False, repr=False, default_factory=dict)
     resolver: MaskResolver = field(init=False, repr=False)
 
@@ -316,7 +322,10 @@ class BubblewrapBackend:
         return self._filters[network]
 
     def _open_proxy(
-        self, argv: Sequence[str], capabilities: CapabilitySet | None
+        self,
+        argv: Sequence[str],
+        capabilities: CapabilitySet | None,
+        creds: CallCredentials | None = None,
     ) -> tuple[OpenCall, list[str], list[str]] | None:
         """For a limited-network call: its place in the proxy, the argv through the relay,
         and the bwrap arguments that set the proxy variables."""
@@ -327,7 +336,8 @@ class BubblewrapBackend:
         domains = self.policy.domains
         if capabilities is not None and capabilities.domains:
             domains = domains.with_grants(sorted(capabilities.domains))
-        call = self.proxy().open_call(domains, _network_call_label() or " ".join(argv)[:200])
+        label = _network_call_label() or " ".join(argv)[:200]
+        call = self.proxy().open_call(domains, label, credentials=creds)
         env = proxy_env(localhost_through_proxy="localhost" in domains.allowed + domains.granted)
         setenv = [a for name, value in env.items() for a in ("--setenv", name, value)]
         return call, relay_argv(call.child_fd, argv), setenv
@@ -344,10 +354,13 @@ class BubblewrapBackend:
         mode = call_network(policy, capabilities)
         network = mode is Network.ON
         view = call_view(self.resolver, env, capabilities)
-        proxied = self._open_proxy(argv, capabilities) if mode is Network.LIMITED else None
+        creds = self.credentials.for_call(env) if self.credentials else None
+        proxied = self._open_proxy(argv, capabilities, creds) if mode is Network.LIMITED else None
         notice = ""
         if mode is Network.LIMITED and proxied is None:
             notice = "[sandbox: no network proxy is running here; this command has no network]"
+        if creds is not None and creds.notes:
+            notice = "\n".join(filter(None, [notice, *(f"[sandbox: {n}]" for n in creds.notes)]))
         if proxied is not None:
             argv = proxied[1]
         args = [
@@ -392,6 +405,22 @@ class BubblewrapBackend:
         args += ["--ro-bind", str(self.masks.passwd), "/etc/passwd"]
         if proxied is not None:
             args += proxied[2]
+        cred_fds: list[int] = []
+        if creds is not None:
+            from codingcode.sandbox.credentials.mounts import bwrap_args
+
+            bundle, targets = None, []
+            if proxied is not None and creds.tls_terminate and creds.inject_patterns:
+                from codingcode.sandbox.network.tls import bundle_paths
+
+                bundle, targets = proxied[0].runtime.proxy.ca().bundle(), bundle_paths()
+            masked_dirs = [p for p in view.masked if p.is_dir()]
+            extra, cred_fds, trust_env = bwrap_args(
+                creds, masked_dirs, bundle=bundle, bundle_paths=targets
+            )
+            args += extra
+            for name, value in trust_env.items():
+                args += ["--setenv", name, value]
         fd = _write_memfd("codingcode-seccomp", self._filter(network))
         args += [
             "--chdir",
@@ -408,13 +437,15 @@ class BubblewrapBackend:
             *argv,
         ]
         finish = self._finish()
-        fds: tuple[int, ...] = (fd,)
+        fds: tuple[int, ...] = (fd, *cred_fds)
         if proxied is not None:
             fds += (proxied[0].child_fd,)
             finish = _and_then(finish, proxied[0].finish)
+        from codingcode.sandbox.credentials.mounts import apply_env
+
         return LaunchPlan(
             args,
-            scrub_env(env, policy.keep_env),
+            apply_env(scrub_env(env, policy.keep_env), creds),
             notice=notice,
             pass_fds=fds,
             finish=finish,
@@ -466,6 +497,9 @@ class LandlockBackend:
     name: str = "landlock"
     #: Try namespaces (the default); False checks the Landlock + seccomp layers alone.
     namespaces: bool = True
+    #: The session's masked credentials: variables get placeholders; files stay hidden
+    #: (Landlock cannot mount a sentinel copy), and nothing is injected (no proxy).
+    credentials: CredentialBroker | None = None
     resolver: MaskResolver = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -518,8 +552,11 @@ class LandlockBackend:
         # -I -S: no environment variables, user site or .pth files steer the helper; it
         # needs only the standard library and this package, whose parent is passed in.
         helper = [sys.executable, "-I", "-S", "-c", _HELPER_BOOTSTRAP, package_parent]
+        from codingcode.sandbox.credentials.mounts import apply_env
+
+        creds = self.credentials.for_call(env) if self.credentials else None
         env = {
-            **scrub_env(env, policy.keep_env),
+            **apply_env(scrub_env(env, policy.keep_env), creds),
             "TMPDIR": str(self.masks.tmp),
             MARKER_ENV: self.name,
         }

@@ -47,7 +47,7 @@ SKIP_DIRS = frozenset(
         "site-packages",
     }
 )
-#: ``.env`` templates that hold no secrets and stay readable (documented in README.md).
+#: ``.env`` templates that hold no secrets and stay readable (documented in docs/sandbox.md).
 ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 #: At most this many matches of one absolute glob outside the project are masked.
 MAX_GLOB_MATCHES = 1_000

@@ -18,6 +18,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codingcode.config import Scope, Settings, SettingsError, SettingsFile, grants_apply
+from codingcode.sandbox.credentials.settings import (
+    CredentialSettingsError,
+    CredentialSpec,
+    expand,
+    parse_credentials,
+)
 from codingcode.sandbox.masks import MaskSpec
 from codingcode.sandbox.network.domains import DomainPolicy, pattern_problem
 
@@ -65,6 +71,8 @@ class NetworkSettings(BaseModel):
     deniedDomains: list[str] = Field(default_factory=list)
     readOnlyDomains: list[str] = Field(default_factory=list)
     allowLocalAddresses: bool | None = None
+    #: Terminate TLS for the hosts a masked credential names (``sandbox.credentials``).
+    tlsTerminate: bool | None = None
 
 
 class SandboxSettings(BaseModel):
@@ -83,6 +91,8 @@ class SandboxSettings(BaseModel):
     denyRead: list[str] = Field(default_factory=list)
     #: Environment variables that look like secrets but should reach commands anyway.
     keep_env: list[str] = Field(default_factory=list)
+    #: ``sandbox.credentials`` (Claude Code's names), checked by :func:`parse_credentials`.
+    credentials: Any = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +126,10 @@ class SandboxPolicy:
     #: Patterns masked besides the defaults: ``sandbox.denyRead`` and the user's deny rules
     #: on paths (the front end passes those in; see :func:`with_deny_read`).
     deny_read: tuple[MaskSpec, ...] = ()
+    #: ``sandbox.credentials`` in effect (presets expanded, later entries win).
+    credentials: tuple[CredentialSpec, ...] = ()
+    #: ``sandbox.network.tlsTerminate``: the proxy injects masked credentials' real values.
+    tls_terminate: bool = False
     #: The entries this policy was built from (for messages and `sandbox status`).
     entries: tuple[SandboxEntry, ...] = field(default=(), compare=False)
 
@@ -146,6 +160,13 @@ def parse_file(file: SettingsFile) -> list[SandboxEntry]:
         if value is not None:
             entries.append(SandboxEntry(name, value, file.scope, file.path, file.trusted))
     entries += _network_entries(file, parsed.network)
+    if parsed.credentials is not None:
+        try:
+            pairs = parse_credentials(parsed.credentials)
+        except CredentialSettingsError as exc:
+            raise SettingsError(f"Settings file {file.path}: {exc}.") from None
+        for name, value in pairs:
+            entries.append(SandboxEntry(name, value, file.scope, file.path, file.trusted))
     for name in ("writable_roots", "masked_paths", "denyRead", "keep_env"):
         for value in getattr(parsed, name):
             what = "name" if name == "keep_env" else "path"
@@ -201,6 +222,8 @@ def _network_entries(file: SettingsFile, raw: Any) -> list[SandboxEntry]:
         entries.append(
             entry("network.allowLocalAddresses", str(parsed.allowLocalAddresses).lower())
         )
+    if parsed.tlsTerminate is not None:
+        entries.append(entry("network.tlsTerminate", str(parsed.tlsTerminate).lower()))
     return entries
 
 
@@ -209,7 +232,7 @@ def _describe_network_error(error: Any) -> str:
     if error["type"] == "extra_forbidden":
         return (
             f"unknown key {where} (known: mode, allowedDomains, deniedDomains, "
-            "readOnlyDomains, allowLocalAddresses)"
+            "readOnlyDomains, allowLocalAddresses, tlsTerminate)"
         )
     if error["loc"] and error["loc"][0] == "mode":
         return f"{where} must be one of off, limited or on, got {error.get('input')!r}"
@@ -224,7 +247,7 @@ def _describe_error(error: Any) -> str:
     }
     name = str(error["loc"][0]) if error["loc"] else ""
     if error["type"] == "extra_forbidden":
-        return f"unknown key {where} (known: mode, backend, writable_roots, network, masked_paths, denyRead, keep_env)"
+        return f"unknown key {where} (known: mode, backend, writable_roots, network, masked_paths, denyRead, keep_env, credentials)"
     if name in allowed:
         return f"{where} must be one of {allowed[name]}, got {error.get('input')!r}"
     return f"{where}: {error['msg']}"
@@ -256,6 +279,9 @@ def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPo
     deny_read: list[MaskSpec] = []
     lists: dict[str, list[str]] = {name: [] for name in NETWORK_LISTS}
     allow_local = False
+    tls_terminate = False
+    credentials: list[CredentialSpec] = []
+    presets: list[str] = []
     for entry in entries:
         if entry.field == "writable_roots":
             roots.append(resolve_setting_path(entry.value, project))
@@ -267,6 +293,13 @@ def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPo
             lists[entry.field[8:]].append(entry.value)
         elif entry.field == "network.allowLocalAddresses":
             allow_local = entry.value == "true"
+        elif entry.field == "network.tlsTerminate":
+            tls_terminate = entry.value == "true"
+        elif entry.field == "credentials":
+            origin = f"sandbox.credentials in {entry.scope.value} settings {entry.path}"
+            credentials.append(CredentialSpec.from_json(entry.value, origin))
+        elif entry.field == "credentials.presets":
+            presets.append(entry.value)
         elif entry.field == "denyRead":
             origin = f"sandbox.denyRead in {entry.scope.value} settings {entry.path}"
             deny_read.append(MaskSpec(entry.value.strip(), origin))
@@ -290,6 +323,8 @@ def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPo
         masked_paths=tuple(dict.fromkeys(masks)),
         keep_env=tuple(dict.fromkeys(keep_env)),
         deny_read=tuple(deny_read),
+        credentials=expand(credentials, presets),
+        tls_terminate=tls_terminate,
         entries=tuple(entries),
     )
 
@@ -371,6 +406,15 @@ def _walk(
             found = Widening(entry, f"lets commands reach {entry.value}")
         elif entry.field == "network.allowLocalAddresses" and entry.value == "true":
             found = Widening(entry, "lets commands reach local and private addresses")
+        elif entry.field == "credentials.presets":
+            found = Widening(entry, f"sends the {entry.value!r} credentials' real values")
+        elif entry.field == "credentials":
+            spec = CredentialSpec.from_json(entry.value, "")
+            if spec.mode == "mask" and spec.inject_hosts:
+                found = Widening(
+                    entry,
+                    f"sends {spec.source}'s real value to " + ", ".join(spec.inject_hosts),
+                )
         elif ranks is not None and ranks[entry.value] > ranks[current[entry.field]]:
             found = Widening(entry, f"weakens sandbox.{entry.field} from {current[entry.field]!r}")
         if found is not None:

@@ -38,6 +38,7 @@ from codingcode.sandbox.policy import (
 )
 
 if TYPE_CHECKING:
+    from codingcode.sandbox.credentials.broker import CredentialBroker
     from codingcode.sandbox.network.proxy import NetworkProxy
     from codingcode.sandbox.network.runtime import EventSink, ProxyRuntime
     from codingcode.workspace import Workspace
@@ -137,6 +138,7 @@ class SandboxService:
     _backend: Backend | None = field(default=None, init=False, repr=False)
     _masks: MaskFiles | None = field(default=None, init=False, repr=False)
     _network: ProxyRuntime | None = field(default=None, init=False, repr=False)
+    _credentials: CredentialBroker | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def for_workspace(
@@ -199,6 +201,17 @@ class SandboxService:
             self._masks = MaskFiles()
         return self._masks
 
+    @property
+    def credentials(self) -> CredentialBroker | None:
+        """The session's masked credentials (None: ``sandbox.credentials`` names none)."""
+        if self._credentials is None and self.policy.credentials:
+            from codingcode.sandbox.credentials.broker import CredentialBroker
+
+            self._credentials = CredentialBroker(
+                self.policy.credentials, tls_terminate=self.policy.tls_terminate
+            )
+        return self._credentials
+
     def network_runtime(self) -> ProxyRuntime:
         """The session's filtering proxy, started on first use (limited network)."""
         if self._network is None:
@@ -223,7 +236,13 @@ class SandboxService:
         bwrap_problem = self._bwrap_problem()
         if policy.backend in (BackendChoice.AUTO, BackendChoice.BUBBLEWRAP) and not bwrap_problem:
             assert self.bwrap is not None
-            return BubblewrapBackend(policy, self.bwrap, self.masks, proxy=self.network_runtime)
+            return BubblewrapBackend(
+                policy,
+                self.bwrap,
+                self.masks,
+                proxy=self.network_runtime,
+                credentials=self.credentials,
+            )
         if policy.backend is BackendChoice.BUBBLEWRAP:
             raise SandboxError(
                 f"Command not run: sandbox.backend is 'bubblewrap' but {bwrap_problem}. "
@@ -231,7 +250,12 @@ class SandboxService:
             )
         ll_problem = self._landlock_problem()
         if not ll_problem:
-            return LandlockBackend(policy, self.masks, namespaces=self.landlock_namespaces)
+            return LandlockBackend(
+                policy,
+                self.masks,
+                namespaces=self.landlock_namespaces,
+                credentials=self.credentials,
+            )
         if policy.backend is BackendChoice.LANDLOCK:
             raise SandboxError(
                 f"Command not run: sandbox.backend is 'landlock' but {ll_problem}. " + INSTALL_HINT

@@ -1,6 +1,10 @@
 """Shell command analysis for rules, as a package.
 
-- :mod:`.parse` — the bash grammar walk: every simple command, wherever it hides;
+- :mod:`.parse` — :func:`analyze` (cached); :mod:`.walker` walks the bash grammar (:mod:`.source`):
+  every simple command, wherever it hides; :mod:`.words` (word expansion on the tree),
+  :mod:`.variables`, :mod:`.redirects` (files written, stdin feeds), :mod:`.nested` (what a
+  command runs: wrappers, shells, eval, Makefile/package.json scripts), :mod:`.static`
+  (printf, echo... evaluated);
 - :mod:`.expand` — static word expansion (quotes, escapes, ``$'...'``, braces, ``~``);
 - :mod:`.wrappers` — wrappers and runners looked through (``env``, ``xargs``, ``ssh``, ...);
 - :mod:`.programs` — shells, interpreters and downloaders, and how they get their code;

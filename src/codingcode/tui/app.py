@@ -488,6 +488,9 @@ async def _prompt_loop(
     console.print(
         f"[bold]codingcode[/] — {session.model} — mode {session.mode} — {project}\n[dim]{HELP}[/]"
     )
+    if session.history:  # --continue / --resume: where the conversation was
+        console.print(f"Resumed session {session.session_id}; the last exchanges:", markup=False)
+        console.print(slash.recap(session.history), markup=False, highlight=False)
     try:
         while True:
             try:

@@ -45,7 +45,7 @@ COMMANDS: dict[str, str] = {
     "/skills": "the skills, with their descriptions and where they come from",
     "/diff": "what this session changed in the project",
     "/rewind": "/rewind [N|ID] [files|conversation|both] [force] — list this session's "
-    "checkpoints (also Esc Esc), or go back to one",
+    "prompts (also Esc Esc), or go back N prompts (to before the Nth latest)",
     "/todos": "the task list",
     "/bashes": "/bashes [kill ID] — the background commands of this session, or end one",
     "/exit": "quit (also Ctrl-D)",
@@ -255,9 +255,11 @@ class SlashHandler:
         resume_into(session, loaded)
         if loaded.note:
             self.console.print(f"note: {loaded.note}", markup=False)
-        self.console.print(
-            f"Resumed session {loaded.session_id} ({loaded.turns} turns).", markup=False
-        )
+        from codingcode.agent.sessions.store import describe
+
+        self.console.print(f"Resumed {describe(loaded)}.", markup=False)
+        if session.history:
+            self.console.print(recap(session.history), markup=False, highlight=False)
 
     async def cmd_model(self, arg: str) -> None:
         from codingcode.agent.model import ModelError, parse_model
@@ -478,7 +480,31 @@ def resume_into(session: AgentSession, loaded: Any) -> None:
     session.store = SessionStore(loaded.directory, loaded.session_id)
     session.spill_dir = session.store.outputs_dir
     session.usage = Usage(loaded.usage.input_tokens, loaded.usage.output_tokens)
-    session.turn = loaded.turns
+    session.turn = loaded.last_turn
+    session.prompt_marks = list(loaded.prompt_marks)
+
+
+def recap(history: list[Any], exchanges: int = 3, lines: int = 4) -> str:
+    """The last exchanges of a conversation (each prompt and the answer it got), for a
+    resumed session: what was said, at a glance."""
+    pairs: list[list[str]] = []
+    for m in history:
+        if m.role == "user" and m.text:
+            pairs.append([m.text, ""])
+        elif m.role == "assistant" and m.text and pairs:
+            pairs[-1][1] = m.text
+    out: list[str] = []
+    if len(pairs) > exchanges:
+        out.append(f"… {len(pairs) - exchanges} earlier exchange(s)")
+    for prompt, answer in pairs[-exchanges:]:
+        text = " ".join(prompt.split())
+        out.append(f"› {text if len(text) <= 200 else text[:197] + '...'}")
+        shown = answer.strip().splitlines() or ["(no answer)"]
+        out += [f"  {line[:200]}" for line in shown[:lines]]
+        if len(shown) > lines:
+            more = len(shown) - lines
+            out.append(f"  … {more} more line{'s' if more != 1 else ''}")
+    return "\n".join(out)
 
 
 def switch_model(session: AgentSession, spec: Any, provider: Any) -> None:
@@ -516,75 +542,115 @@ def session_diff(session: AgentSession) -> str:
 
 
 def rewind_points(session: AgentSession) -> list[Any]:
+    """This session's checkpoints grouped by prompt (``checkpoints.store.Turn``)."""
     store = getattr(session.runner.checkpoints, "store", None)
     if store is None:
         return []
-    return [c for c in store.checkpoints() if c.session == session.session_id]
+    from codingcode.checkpoints.store import group_turns
+
+    return group_turns(
+        c for c in store.checkpoints() if c.session == session.session_id and c.kind == "before"
+    )
+
+
+def _prompt_text(session: AgentSession, keep: int) -> str:
+    if 0 <= keep < len(session.history) and session.history[keep].role == "user":
+        return " ".join(session.history[keep].text.split())
+    return ""
 
 
 def rewind_list(session: AgentSession) -> str:
-    points = rewind_points(session)
-    if getattr(session.runner.checkpoints, "store", None) is None:
-        return "Checkpoints are off in this session: there is nothing to rewind to."
-    if not points:
-        return "No checkpoints in this session yet (they are taken before calls that change files)."
-    lines = ["Checkpoints of this session (the state before those calls):"]
-    for n, point in enumerate(points, 1):
-        calls = "; ".join(f"{c.get('tool')} {c.get('summary', '')}".strip() for c in point.calls)
-        lines.append(f"  {n}. {point.id}  turn {point.turn}  {calls[:100]}")
+    marks = session.prompt_marks
+    if not marks:
+        return "No prompts to rewind to in this conversation yet."
+    store_on = getattr(session.runner.checkpoints, "store", None) is not None
+    by_turn = {t.turn: t for t in rewind_points(session)}
+    lines = ["Prompts of this conversation, latest first (N: go back to before it):"]
+    for back, (turn, keep) in enumerate(reversed(marks), 1):
+        text = _prompt_text(session, keep)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        found = by_turn.get(turn)
+        lines.append(f"  {back}. turn {turn}  {text!r}")
+        if found is not None:
+            made = "; ".join(f"{c.get('tool')} {c.get('summary', '')}".strip() for c in found.calls)
+            lines.append(f"       calls: {made[:100]}")
+    if not store_on:
+        lines.append("Checkpoints are off in this session: only the conversation can go back.")
     lines.append(
-        "/rewind N [files|conversation|both] goes back to one (default both); files changed "
-        "outside the agent since its last call are kept unless you add `force`."
+        "/rewind N [files|conversation|both] goes back to before the Nth latest prompt "
+        "(default both); files changed outside the agent since its last call are kept unless "
+        "you add `force`."
     )
     return "\n".join(lines)
 
 
 def rewind(session: AgentSession, arg: str) -> str:
-    """``/rewind`` without arguments lists; with a point, restores files and/or conversation."""
+    """``/rewind`` without arguments lists the prompts; ``/rewind N`` goes back N prompts
+    (files and/or conversation); a checkpoint id restores that checkpoint's files."""
     words = arg.split()
     if not words:
         return rewind_list(session)
-    points = rewind_points(session)
     ref, rest = words[0], words[1:]
     what = next((w for w in rest if w in ("files", "conversation", "both")), "both")
     force = "force" in rest
     unknown = [w for w in rest if w not in ("files", "conversation", "both", "force")]
     if unknown:
         return f"Unknown word {unknown[0]!r}: /rewind N [files|conversation|both] [force]."
-    if ref.isdigit() and 1 <= int(ref) <= len(points):
-        point = points[int(ref) - 1]
+    marks = session.prompt_marks
+    turns = rewind_points(session)
+    point = None
+    back: int | None = None
+    if ref.isdigit():
+        back = int(ref)
+        if not 1 <= back <= len(marks):
+            if not marks:
+                return "No prompts to rewind to in this conversation yet."
+            return f"The conversation has {len(marks)} prompt(s) to go back to: /rewind 1 to {len(marks)}."
+        turn = marks[-back][0]
+        # The files as they were before that prompt: the first checkpoint from it on.
+        later = [t for t in turns if t.turn >= turn]
+        point = later[0].first if later else None
     else:
-        matches = [p for p in points if p.id.startswith(ref)]
+        matches = [p for t in turns for p in t.points if p.id.startswith(ref)]
         if len(matches) != 1:
-            return f"No checkpoint {ref!r} in this session; /rewind lists them."
+            return f"No checkpoint {ref!r} in this session; /rewind lists the prompts."
         point = matches[0]
-    store = session.runner.checkpoints.store  # type: ignore[union-attr]
+        back = next((len(marks) - i for i, m in enumerate(marks) if m[0] == point.turn), None)
     out: list[str] = []
     if what in ("files", "both"):
-        from codingcode.checkpoints import CheckpointError
+        store = getattr(session.runner.checkpoints, "store", None)
+        if point is None or store is None:
+            out.append(
+                "Files: nothing to restore (no call changed files since then)."
+                if store is not None
+                else "Files: checkpoints are off in this session; nothing restored."
+            )
+        else:
+            from codingcode.checkpoints import CheckpointError
 
-        try:
-            plan = store.plan_restore(point)
-            if plan.conflicts and not force:
-                shown = ", ".join(plan.conflicts[:5])
-                return (
-                    f"Nothing rewound: {len(plan.conflicts)} file(s) changed outside the agent "
-                    f"since its last call ({shown}). Add `force` to overwrite them."
-                )
-            report = store.restore(plan, force=force)
-        except CheckpointError as exc:
-            return f"Nothing rewound: {exc.message}"
-        out.append(
-            f"Files: restored {len(report.restored)}, deleted {len(report.deleted)} "
-            f"(undo: `codingcode checkpoints restore {report.undo_id}`)."
-        )
-        out += [f"  not restored (kept by hash only): {p}" for p in report.unrestorable]
+            try:
+                plan = store.plan_restore(point)
+                if plan.conflicts and not force:
+                    shown = ", ".join(plan.conflicts[:5])
+                    return (
+                        f"Nothing rewound: {len(plan.conflicts)} file(s) changed outside the "
+                        f"agent since its last call ({shown}). Add `force` to overwrite them."
+                    )
+                report = store.restore(plan, force=force)
+            except CheckpointError as exc:
+                return f"Nothing rewound: {exc.message}"
+            out.append(
+                f"Files: restored {len(report.restored)}, deleted {len(report.deleted)} "
+                f"(undo: `codingcode checkpoints restore {report.undo_id}`)."
+            )
+            out += [f"  not restored (kept by hash only): {p}" for p in report.unrestorable]
     if what in ("conversation", "both"):
-        dropped = session.rewind_to_turn(point.turn)
+        done = session.rewind_prompts(back) if back is not None else None
         out.append(
-            "Conversation: the prompt of that turn was sent before this app started; kept as is."
-            if dropped is None
-            else f"Conversation: dropped {dropped} message(s), back to before that prompt."
+            "Conversation: that prompt is no longer in the conversation (compacted or "
+            "cleared since); kept as is."
+            if done is None
+            else f"Conversation: dropped {done[1]} message(s), back to before turn {done[0]}."
         )
     return "\n".join(out)
 

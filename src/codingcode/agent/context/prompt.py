@@ -1,6 +1,6 @@
 """The system prompt: who the agent is, where it runs, and the project's own instructions.
 
-Order (documented in the README, "Project instructions"):
+Order (documented in docs/agent.md, "What the model is told"):
 
 1. the base prompt (what codingcode is and how it should work);
 2. the environment: today's date, OS, shell, project root, git branch and whether the tree

@@ -6,9 +6,15 @@ whole with one write as it happens (fsync'ed after each prompt and at compaction
 crash loses at most the record being written; a cut last line is skipped on reading (and fenced off by a newline before the
 next record is appended), never glued to the next one.
 
-Records (``type`` first): ``start`` (id, time, project, model, mode, parent), ``message``
-(a :class:`Message`), ``decision`` (an approval decision), ``usage`` (one model response's
-tokens), ``compaction`` (the summary and how many recent messages were kept).
+Records (``type`` first): ``start`` (id, time, project, model, mode, parent), ``prompt``
+(a turn begins: its number and the history length before it), ``message`` (a
+:class:`Message`), ``decision`` (an approval decision), ``usage`` (one model response's
+tokens), ``outcome`` (how a turn ended: answered, failed, cancelled, ...), ``compaction``
+(the summary and how many recent messages were kept), ``clear``, ``rewind``.
+
+A session is written from its first prompt on: the ``start`` record waits for it, so an app
+opened and closed leaves no session behind. Files of the first format (no ``prompt``
+records) still load: each user message is taken as a prompt.
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ from codingcode.errors import AgentError, ErrorKind
 FILE_NAME = "session.jsonl"
 #: Written after a record a crash cut short, before the next one is appended.
 CUT_MARKER = b'{"type":"cut"}'
-VERSION = 1
+VERSION = 2
+#: Records that mean nothing before the first prompt (not worth creating the file for).
+_NOTHING_YET = frozenset({"clear", "rewind"})
 
 
 class SessionError(AgentError):
@@ -65,6 +73,8 @@ class SessionStore:
         self.session_id = session_id
         self.path = directory / FILE_NAME
         self._file: Any = None
+        #: The start record of a new session, written with its first real record.
+        self._pending: dict[str, Any] | None = None
 
     @property
     def outputs_dir(self) -> Path:
@@ -81,24 +91,22 @@ class SessionStore:
         parent: str | None = None,
     ) -> SessionStore:
         store = cls(project_dir(project) / session_id, session_id)
-        root = sessions_root()
-        if not root.exists():
-            # Transcripts hold what the tools read: the user's alone.
-            root.mkdir(parents=True, mode=0o700, exist_ok=True)
-        store.directory.mkdir(parents=True, exist_ok=True)
-        store.append(
-            {
-                "type": "start",
-                "v": VERSION,
-                "id": session_id,
-                "time": time.time(),
-                "project": str(project.resolve()),
-                "model": model,
-                "mode": mode,
-                "parent": parent,
-            }
-        )
+        store._pending = {
+            "type": "start",
+            "v": VERSION,
+            "id": session_id,
+            "time": time.time(),
+            "project": str(project.resolve()),
+            "model": model,
+            "mode": mode,
+            "parent": parent,
+        }
         return store
+
+    @property
+    def written(self) -> bool:
+        """Whether the session has a file (it has had a prompt, or was resumed)."""
+        return self._pending is None
 
     def _open(self) -> Any:
         if self._file is None:
@@ -114,6 +122,16 @@ class SessionStore:
         return self._file
 
     def append(self, record: dict[str, Any], *, sync: bool = False) -> None:
+        if self._pending is not None:
+            if record.get("type") in _NOTHING_YET:
+                return
+            start, self._pending = self._pending, None
+            root = sessions_root()
+            if not root.exists():
+                # Transcripts hold what the tools read: the user's alone.
+                root.mkdir(parents=True, mode=0o700, exist_ok=True)
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self.append(start)
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         f = self._open()
         f.write(line.encode("utf-8", errors="surrogatepass"))
@@ -124,6 +142,17 @@ class SessionStore:
     # -- what the loop records ----------------------------------------------------------
     def message(self, message: Message) -> None:
         self.append({"type": "message", "time": time.time(), "message": message.to_json()})
+
+    def prompt(self, turn: int, keep: int) -> None:
+        """A turn begins: its number and how many messages came before its prompt."""
+        self.append({"type": "prompt", "turn": turn, "keep": keep, "time": time.time()})
+
+    def outcome(self, turn: int, status: str, detail: str = "") -> None:
+        """How a turn ended (``failed``: with the one line the user saw)."""
+        record: dict[str, Any] = {"type": "outcome", "turn": turn, "status": status}
+        if detail:
+            record["detail"] = detail[:300]
+        self.append(record, sync=True)
 
     def usage(self, usage: Usage, *, estimated: bool) -> None:
         self.append(
@@ -171,9 +200,16 @@ class LoadedSession:
     start: dict[str, Any]
     history: list[Message]
     usage: Usage = field(default_factory=Usage)
+    #: How many prompts the session had (turns).
     turns: int = 0
     #: A note for the user when the last record was cut (a crash while writing it).
     note: str | None = None
+    #: (turn, history length before its prompt) of the prompts still in the history.
+    prompt_marks: list[tuple[int, int]] = field(default_factory=list)
+    #: The number of the latest turn (new turns are numbered after it).
+    last_turn: int = 0
+    #: The session's first prompt (as saved, whatever was compacted or cleared since).
+    first_prompt: str = ""
 
 
 def iter_records(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, bool]]:
@@ -205,8 +241,12 @@ def load(directory: Path) -> LoadedSession:
     start: dict[str, Any] | None = None
     history: list[Message] = []
     usage = Usage()
-    turns = 0
     note = None
+    # Prompt records (this format), or each user message (the first format).
+    marks: list[tuple[int, int]] = []
+    guessed: list[tuple[int, int]] = []
+    turns = last_turn = guessed_turns = 0
+    first_prompt = ""
     try:
         bad: int | None = None
         for lineno, record, last in iter_records(path):
@@ -236,20 +276,37 @@ def load(directory: Path) -> LoadedSession:
                         f"Session file {path} line {lineno}: a message record is malformed "
                         f"({exc}). Start a new session, or fix or remove that line."
                     ) from None
+                if message.role == "user":
+                    first_prompt = first_prompt or message.text
+                    guessed_turns += 1
+                    guessed.append((guessed_turns, len(history)))
                 history.append(message)
-                if message.role == "assistant":
-                    turns += 1
+            elif kind == "prompt":
+                try:
+                    turn, keep = int(record["turn"]), int(record["keep"])
+                except (KeyError, TypeError, ValueError):
+                    raise SessionError(
+                        f"Session file {path} line {lineno}: a prompt record is malformed. "
+                        "Start a new session, or fix or remove that line."
+                    ) from None
+                turns += 1
+                last_turn = max(last_turn, turn)
+                marks.append((turn, keep))
             elif kind == "usage":
                 usage.input_tokens += int(record.get("input_tokens") or 0)
                 usage.output_tokens += int(record.get("output_tokens") or 0)
             elif kind == "clear":
-                history = []
+                history, marks, guessed = [], [], []
             elif kind == "rewind":
-                history = history[: int(record.get("keep") or 0)]
+                keep = int(record.get("keep") or 0)
+                history = history[:keep]
+                marks = [m for m in marks if m[1] < keep]
+                guessed = [m for m in guessed if m[1] < keep]
             elif kind == "compaction":
                 kept = int(record.get("kept") or 0)
                 recent = history[len(history) - kept :] if kept else []
                 history = [summary_message(str(record.get("summary", ""))), *recent]
+                marks, guessed = [], []
     except OSError as exc:
         raise SessionError(f"Cannot read session file {path}: {exc.strerror}.") from None
     if start is None:
@@ -257,7 +314,23 @@ def load(directory: Path) -> LoadedSession:
             f"Session file {path} has no start record (it is not a codingcode session file "
             "or its beginning is damaged). Start a new session."
         )
-    return LoadedSession(sid, directory, start, repair(history), usage, turns, note)
+    if int(start.get("v") or 1) < 2 and not turns:
+        turns, last_turn, marks = guessed_turns, guessed_turns, guessed
+    return LoadedSession(
+        sid, directory, start, repair(history), usage, turns, note, marks, last_turn, first_prompt
+    )
+
+
+def describe(loaded: LoadedSession) -> str:
+    """One line naming a session: its id, its first prompt and how many turns it had."""
+    first = " ".join(loaded.first_prompt.split())
+    first = first if len(first) <= 60 else first[:57] + "..."
+    turns = f"{loaded.turns} turn{'s' if loaded.turns != 1 else ''}"
+    return (
+        f"session {loaded.session_id} ({turns}): {first!r}"
+        if first
+        else f"session {loaded.session_id} ({turns})"
+    )
 
 
 def _damaged(path: Path, lineno: int) -> SessionError:
@@ -347,14 +420,30 @@ def find(project: Path, session_id: str) -> Path:
     raise SessionError(f"Session id {session_id!r} is ambiguous ({names}); give more of it.")
 
 
+def has_prompt(directory: Path) -> bool:
+    """Whether a session ever had a prompt (an empty one is not worth continuing)."""
+    try:
+        for _, record, _ in iter_records(directory / FILE_NAME):
+            if record is None or record.get("type") not in ("prompt", "message"):
+                continue
+            if record["type"] == "prompt":
+                return True
+            if (record.get("message") or {}).get("role") == "user":
+                return True
+    except OSError:
+        return False
+    return False
+
+
 def latest(project: Path) -> Path:
-    dirs = session_dirs(project)
-    if not dirs:
+    """The session of ``project`` most recently used that has a prompt."""
+    found = next((d for d in session_dirs(project) if has_prompt(d)), None)
+    if found is None:
         raise SessionError(
             f"There is no saved session to continue in this project ({project}); "
             'start one with `codingcode run "PROMPT"`.'
         )
-    return dirs[0]
+    return found
 
 
 def fork(project: Path, source: Path, new_id: str) -> SessionStore:
@@ -381,23 +470,34 @@ class SessionSummary:
     id: str
     started: float
     first_prompt: str
+    #: How many prompts it had.
     turns: int
     input_tokens: int
     output_tokens: int
     model: str
     parent: str | None
     damaged: bool = False
+    #: How its latest turn ended: answered, failed, cancelled, turn_limit, ... ("" unknown),
+    #: and "failed before any answer" when no model response was ever saved.
+    outcome: str = ""
+    #: The one line a failed turn showed.
+    detail: str = ""
+    #: When it was last written to.
+    updated: float = 0.0
 
 
 def summarize(directory: Path) -> SessionSummary:
     """What ``codingcode sessions`` shows, read without building the history."""
     started = 0.0
     first = ""
-    turns = 0
+    turns = user_messages = 0
     tokens = [0, 0]
     model = ""
     parent = None
     damaged = False
+    version = 1
+    outcome = detail = ""
+    answered = False
     for _, record, last in iter_records(directory / FILE_NAME):
         if record is None:
             damaged = damaged or not last
@@ -407,15 +507,42 @@ def summarize(directory: Path) -> SessionSummary:
             started = float(record.get("time") or 0)
             model = str(record.get("model") or "")
             parent = record.get("parent")
-        elif kind == "message":
-            m = record.get("message") or {}
-            if m.get("role") == "assistant":
-                turns += 1
-            elif m.get("role") == "user" and not first:
-                first = str(m.get("text") or "")
+            version = int(record.get("v") or 1)
+        elif kind == "prompt":
+            turns += 1
         elif kind == "usage":
             tokens[0] += int(record.get("input_tokens") or 0)
             tokens[1] += int(record.get("output_tokens") or 0)
+        elif kind == "outcome":
+            outcome = str(record.get("status") or "")
+            detail = str(record.get("detail") or "")
+        elif kind == "message":
+            m = record.get("message") or {}
+            if m.get("role") == "assistant":
+                answered = True
+            elif m.get("role") == "user":
+                user_messages += 1
+                if not first:
+                    first = str(m.get("text") or "")
+    if version < 2 and not turns:
+        turns = user_messages
+    if outcome == "failed" and not answered:
+        outcome = "failed before any answer"
+    try:
+        updated = (directory / FILE_NAME).stat().st_mtime
+    except OSError:
+        updated = started
     return SessionSummary(
-        directory.name, started, first, turns, tokens[0], tokens[1], model, parent, damaged
+        directory.name,
+        started,
+        first,
+        turns,
+        tokens[0],
+        tokens[1],
+        model,
+        parent,
+        damaged,
+        outcome,
+        detail,
+        updated,
     )

@@ -24,11 +24,14 @@ import ipaddress
 import os
 import re
 import socket
+import ssl
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import anyio
@@ -37,6 +40,11 @@ import h11
 
 from codingcode.sandbox.network.addresses import IPAddress
 from codingcode.sandbox.network.domains import ALLOWED_KEY, DomainPolicy, Verdict, normalize_host
+from codingcode.sandbox.network.rewrite import Rewriter
+
+if TYPE_CHECKING:
+    from codingcode.sandbox.credentials.broker import CallCredentials
+    from codingcode.sandbox.network.tls import SessionCA
 
 Resolver = Callable[[str, int], Awaitable[list[IPAddress]]]
 
@@ -150,6 +158,20 @@ class CallChannel:
     #: Set once the relay's listener arrived (or the call ended without one).
     ready: anyio.Event | None = None
     listening: bool = False
+    #: The call's masked credentials (real values in memory; dropped when the call ends).
+    credentials: CallCredentials | None = field(default=None, repr=False)
+    #: What happened to credentials, one line each (first seen first, at most 20).
+    credential_notes: dict[str, bool] = field(default_factory=dict)
+
+    def report_credential(self, host: str, port: int, text: str, ok: bool) -> None:
+        """Audit (once per line per call) what the proxy did with a credential."""
+        if text in self.credential_notes or len(self.credential_notes) >= 20:
+            return
+        self.credential_notes[text] = ok
+        method = "INJECT" if ok else "CREDENTIAL"
+        self.events.append(
+            ConnectionEvent(self.label, method, host, port, ok, text, "sandbox.credentials")
+        )
 
     def record(self, event: ConnectionEvent, verdict: Verdict | None = None) -> None:
         self.events.append(event)
@@ -170,9 +192,15 @@ class CallChannel:
             self.scope.cancel()
 
     def note(self) -> str:
-        """What the tool result says about refused connections ("" when none)."""
+        """What the tool result says about refused connections and credentials ("" when
+        nothing happened worth saying)."""
+        problems = [t for t, ok in self.credential_notes.items() if not ok]
+        cred = f"[credentials: {'; '.join(problems)}]" if problems else ""
         if not self.refused:
-            return ""
+            return cred
+        return "\n".join(filter(None, [self._refused_note(), cred]))
+
+    def _refused_note(self) -> str:
         names = "; ".join(f"{k} ({v.reason})" for k, v in self.refused.items())
         more = self.blocked_count - len(self.refused)
         extra = f" and {more} more attempt(s)" if more > 0 else ""
@@ -268,9 +296,30 @@ class NetworkProxy:
         *,
         resolver: Resolver | None = None,
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        upstream_context: ssl.SSLContext | None = None,
     ) -> None:
         self.resolver = resolver or system_resolver
         self.connect_timeout_s = connect_timeout_s
+        #: How intercepted hosts' real servers are checked (default: the system's trust).
+        self.upstream_context = upstream_context
+        self._ca: SessionCA | None = None
+        self._ca_lock = threading.Lock()
+
+    def ca(self) -> SessionCA:
+        """The session's CA (made on first use; its key only in this process's memory)."""
+        with self._ca_lock:
+            if self._ca is None:
+                from codingcode.sandbox.network.tls import SessionCA
+
+                self._ca = SessionCA()
+            return self._ca
+
+    def _upstream_context(self) -> ssl.SSLContext:
+        if self.upstream_context is None:
+            from codingcode.sandbox.network.tls import upstream_context
+
+            self.upstream_context = upstream_context()
+        return self.upstream_context
 
     async def run_call(self, control: socket.socket, channel: CallChannel) -> None:
         """Receive the call's listener over ``control`` (from the relay), then serve it until
@@ -387,14 +436,57 @@ class NetworkProxy:
             await stream.send(upstream)
             return
         async with upstream:
-            if method == "CONNECT":
+            creds = channel.credentials
+            if method == "CONNECT" and creds is not None and creds.intercepts(name):
+                await self._intercept(stream, head, upstream, name, port, channel, creds)
+            elif method == "CONNECT":
                 await stream.send(b"HTTP/1.1 200 Connection Established\r\n\r\n")
                 leftover = head.conn.trailing_data[0]
                 if leftover:
                     await upstream.send(leftover)
                 await _pipe_both(stream, upstream)
             else:
-                await self._forward(head, request, name, port, path, stream, upstream)
+                await self._forward(head, request, name, port, path, stream, upstream, channel)
+
+    async def _intercept(
+        self,
+        stream: anyio.abc.ByteStream,
+        head: _Head,
+        upstream: anyio.abc.ByteStream,
+        name: str,
+        port: int,
+        channel: CallChannel,
+        creds: CallCredentials,
+    ) -> None:
+        """TLS terminated for a masked credential's host (see :mod:`.intercept`)."""
+        from codingcode.sandbox.network import intercept
+
+        secure = await intercept.open_upstream(upstream, name, self._upstream_context())
+        if isinstance(secure, str):
+            channel.report_credential(name, port, secure, False)
+            await stream.send(refusal(Verdict(False, secure, ""), name, 502))
+            return
+        await stream.send(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        leftover = bytes(head.conn.trailing_data[0])
+        client = await intercept.accept_client(
+            intercept.Prefixed(stream, leftover), name, self.ca().server_context(name)
+        )
+        if isinstance(client, str):
+            channel.report_credential(name, port, client, False)
+            return
+
+        def report(label: str, text: str, ok: bool) -> None:
+            channel.report_credential(name, port, text, ok)
+
+        try:
+            await intercept.exchange(client, secure, name, port, creds, report)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
+            pass
+        except (ssl.SSLError, OSError, h11.ProtocolError) as exc:
+            # The type only: a message could quote a header holding a real value.
+            channel.report_credential(
+                name, port, f"the exchange with {name} broke ({type(exc).__name__})", False
+            )
 
     async def _open(
         self, channel: CallChannel, method: str, name: str, port: int, *, connect: bool
@@ -458,14 +550,21 @@ class NetworkProxy:
         path: str,
         client: anyio.abc.ByteStream,
         upstream: anyio.abc.ByteStream,
+        channel: CallChannel | None = None,
     ) -> None:
         """Send one plain-HTTP request upstream (Host set to the checked name), then copy the
-        answer back until the server closes."""
+        answer back until the server closes. A placeholder in it is never replaced (no real
+        value goes out in clear text) and is reported."""
         authority = f"[{host}]" if ":" in host else host
         if port != 80:
             authority += f":{port}"
+        watch = _placeholder_watch(channel, host, port)
         headers = [(b"host", authority.encode())]
-        headers += [(k, v) for k, v in request.headers if k.lower() not in _HOP_BY_HOP]
+        headers += [
+            (k, watch.whole(v) if watch else v)
+            for k, v in request.headers
+            if k.lower() not in _HOP_BY_HOP
+        ]
         headers.append((b"connection", b"close"))
         out = h11.Connection(h11.CLIENT)
         try:
@@ -495,9 +594,27 @@ class NetworkProxy:
                     break
                 if not isinstance(event, h11.Data | h11.EndOfMessage):
                     break
+                if watch is not None and isinstance(event, h11.Data):
+                    watch.feed(event.data)  # seen, not changed (the output is not used)
                 await upstream.send(out.send(event) or b"")
                 if isinstance(event, h11.EndOfMessage):
                     break
+
+
+def _placeholder_watch(channel: CallChannel | None, host: str, port: int) -> Rewriter | None:
+    """A rewriter that changes nothing and reports each placeholder it sees (plain HTTP)."""
+    creds = channel.credentials if channel is not None else None
+    if channel is None or creds is None or not creds.secrets:
+        return None
+    labels = {s.placeholder.encode(): s.credential for s in creds.secrets}
+
+    def seen(needle: bytes, replaced: bool) -> None:
+        label = labels.get(needle, "a credential")
+        channel.report_credential(
+            host, port, f"{label}'s placeholder sent to {host} over plain HTTP: not replaced", False
+        )
+
+    return Rewriter(dict.fromkeys(labels), seen)
 
 
 async def _copy(source: anyio.abc.ByteStream, sink: anyio.abc.ByteStream) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from anyio.from_thread import BlockingPortal
 
@@ -25,6 +26,9 @@ from codingcode.sandbox.network.calls import current_call as current_call
 from codingcode.sandbox.network.domains import DomainPolicy
 from codingcode.sandbox.network.proxy import CallChannel, ConnectionEvent, NetworkProxy
 from codingcode.sandbox.network.relay import PROXY_HOST, PROXY_PORT
+
+if TYPE_CHECKING:
+    from codingcode.sandbox.credentials.broker import CallCredentials
 
 #: Receives each call's connection events once the call is over (the audit log).
 EventSink = Callable[[Sequence[ConnectionEvent]], None]
@@ -87,6 +91,7 @@ class OpenCall:
         self.runtime.stop_call(self.channel)
         with contextlib.suppress(Exception):
             self.done.result(timeout=timeout_s)
+        self.channel.credentials = None  # the real values go with the call
         self.runtime.deliver(self.channel)
         sink = call_blocks.get()
         if sink is not None:
@@ -112,10 +117,12 @@ class ProxyRuntime:
                 self._portal, self._thread = _daemon_portal()
             return self._portal
 
-    def open_call(self, policy: DomainPolicy, label: str) -> OpenCall:
+    def open_call(
+        self, policy: DomainPolicy, label: str, *, credentials: CallCredentials | None = None
+    ) -> OpenCall:
         portal = self._ensure()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        channel = CallChannel(label, policy)
+        channel = CallChannel(label, policy, credentials=credentials)
         done = portal.start_task_soon(self.proxy.run_call, ours, channel)
         return OpenCall(self, channel, theirs.detach(), done)
 

@@ -40,7 +40,7 @@ from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition
 if TYPE_CHECKING:
     from codingcode.workspace import Workspace
 
-#: Defaults of the ``background`` settings (README: Background commands).
+#: Defaults of the ``background`` settings (docs/configuration.md).
 MAX_PROCESSES = 8
 MAX_OUTPUT_MB = 100
 #: How long a start waits for the first output before returning.

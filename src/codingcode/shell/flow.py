@@ -1,0 +1,365 @@
+"""Control flow: what a variable, alias, function or the directory may be where it is used.
+
+The walk goes through a script once, in order. Where bash may or may not run a part (the
+right of ``&&``/``||``, the branches of ``if`` and ``case``, the body of a loop, a function
+called somewhere), a name that part may change has no one value after it: it becomes
+unknown (``DYN``), so a program named by it is an unknown program (opaque: asked about,
+never read-only) rather than the value the walk happened to see first or last. The same for
+the working directory (``cd``). A background job (``&``) runs in a subshell: what it
+assigns never reaches the script.
+
+Aliases live among the variables under :data:`ALIAS` keys (so they merge the same way), and
+a command whose name is an alias of this line is looked at as the alias's value.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from codingcode.shell.context import Ctx, Walk
+from codingcode.shell.model import DYN, Command, Word, literal_word
+
+#: The key under which an alias's value is kept among the variables.
+ALIAS = f"{DYN}alias:"
+#: Set once a name reference (``declare -n``) exists: any assignment may assign any name.
+NAMEREFS = f"{DYN}namerefs"
+#: Stands for "every name" in a set of names a part may change (``eval``, ``source``).
+EVERYTHING = f"{DYN}*"
+
+#: Builtins that assign the variables named among their arguments.
+ASSIGNING = frozenset(
+    {"read", "mapfile", "readarray", "printf", "getopts", "let", "wait", "unset", "select"}
+)
+#: Builtins whose text runs in this shell and may assign anything.
+RUNS_HERE = frozenset({"eval", "source", "."})
+#: Builtins that change the working directory.
+CHANGES_DIR = frozenset({"cd", "pushd", "popd"})
+#: Variables those builtins assign besides the ones they are given.
+_IMPLICIT = {
+    "read": ("REPLY",),
+    "mapfile": ("MAPFILE",),
+    "readarray": ("MAPFILE",),
+    "getopts": ("OPTIND", "OPTARG"),
+    "select": ("REPLY",),
+}
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_ARITH_ASSIGN = re.compile(
+    r"([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(?:[-+*/%&|^]|<<|>>)?=(?!=)"
+    r"|([A-Za-z_]\w*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_]\w*)"
+)
+_ISOLATED = frozenset({"subshell", "command_substitution", "process_substitution"})
+
+
+def snapshot(ctx: Ctx) -> tuple[dict[str, str], str | None]:
+    """The variables and directory now (the next change copies them: cheap)."""
+    ctx.owns_vars = False
+    return ctx.vars, ctx.cwd
+
+
+def changed(before: dict[str, str], after: dict[str, str]) -> set[str]:
+    if before is after:
+        return set()
+    return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+
+
+def forget(walker: Walk, ctx: Ctx, names: set[str], cwd: bool) -> None:
+    """``names`` (and the directory, when ``cwd``) have no one value any more."""
+    if cwd:
+        ctx.cwd = None
+    if not names:
+        return
+    if NAMEREFS in ctx.vars:
+        names = names | {EVERYTHING}
+    if EVERYTHING in names:
+        names = set(ctx.vars) | (names - {EVERYTHING})
+    current = ctx.vars
+    if all(current.get(n) == DYN for n in names if n != NAMEREFS):
+        return
+    out = ctx.set_vars()
+    for name in names:
+        if name != NAMEREFS:
+            out[name] = DYN
+    if "IFS" in names:
+        walker.opaque("IFS depends on the path the script takes")
+
+
+def alternatives(walker: Walk, groups: list[list[Any]], ctx: Ctx) -> None:
+    """Parts of which any, one or none may run (branches): each is walked from what was
+    known before the first; after them, what any of them changed is unknown."""
+    names: set[str] = set()
+    cwd = False
+    for group in groups:
+        forget(walker, ctx, names, cwd)
+        before, before_cwd = snapshot(ctx)
+        visit_statements(walker, group, ctx)
+        names |= changed(before, ctx.vars)
+        cwd = cwd or before_cwd != ctx.cwd
+    forget(walker, ctx, names, cwd)
+
+
+def visit_list(walker: Walk, node: Any, ctx: Ctx) -> None:
+    """``a && b || c ...``: after an ``&&``, what came before did run; after an ``||``,
+    any of the earlier parts may have been the last one run. After the list, what any
+    part after the first changed is unknown."""
+    rights: list[tuple[str, Any]] = []
+    while node.type == "list" and node.named_children:  # it nests to the left
+        kids = node.named_children
+        op = next((c.type for c in node.children if c.type in ("&&", "||")), "&&")
+        rights.extend(reversed([(op, k) for k in kids[1:]]))
+        node = kids[0]
+    walker.visit(node, ctx)
+    rights.reverse()
+    names: set[str] = set()
+    cwd = False
+    either = False
+    for op, child in rights:
+        if op == "||":
+            either = True
+        if either:
+            forget(walker, ctx, names, cwd)
+        before, before_cwd = snapshot(ctx)
+        walker.visit(child, ctx)
+        names |= changed(before, ctx.vars)
+        cwd = cwd or before_cwd != ctx.cwd
+    forget(walker, ctx, names, cwd)
+
+
+def visit_if(walker: Walk, node: Any, ctx: Ctx) -> None:
+    conditions: list[Any] = []
+    groups: list[list[Any]] = []
+    body: list[Any] = []
+    kids = node.children
+    for i, child in enumerate(kids):
+        if not child.is_named:
+            continue
+        if node.field_name_for_child(i) == "condition":
+            conditions.append((child, _background(kids, i)))
+        elif child.type in ("elif_clause", "else_clause"):
+            if body:
+                groups.append(body)
+                body = []
+            groups.append([(child, False)])
+        else:
+            body.append((child, _background(kids, i)))
+    if body:
+        groups.append(body)
+    visit_statements(walker, conditions, ctx)
+    alternatives(walker, groups, ctx)
+
+
+def visit_case(walker: Walk, node: Any, ctx: Ctx) -> None:
+    items = []
+    for child in node.named_children:
+        if child.type == "case_item":
+            items.append([(child, False)])
+        else:
+            walker.visit(child, ctx)  # the word matched
+    alternatives(walker, items, ctx)
+
+
+def visit_loop(walker: Walk, node: Any, ctx: Ctx) -> None:
+    """A loop's body runs any number of times, seeing what earlier rounds changed: what
+    the loop (its variable, condition or body) may change is unknown in it and after it."""
+    names, cwd = assigned(walker, node)
+    before, _ = snapshot(ctx)
+    kids = node.children
+    rest = []
+    for i, child in enumerate(kids):
+        if not child.is_named:
+            continue
+        field = node.field_name_for_child(i)
+        if node.type == "for_statement" and field == "value":
+            walker.visit(child, ctx)  # the words looped over: expanded once, first
+        elif field != "variable":
+            rest.append((child, _background(kids, i)))
+    forget(walker, ctx, names, cwd)
+    visit_statements(walker, rest, ctx)
+    forget(walker, ctx, names | changed(before, ctx.vars), cwd)
+
+
+def visit_function(walker: Walk, node: Any, ctx: Ctx) -> None:
+    """A function's body runs whenever it is called, with the values of that time: it is
+    looked at here with every variable of the script unknown (and the directory, when the
+    script changes it); a call makes what the body changes unknown (``call``)."""
+    name_node = node.child_by_field_name("name")
+    name = walker.t(name_node) if name_node is not None else ""
+    if name:
+        walker.functions.add(name)
+    inner = ctx.copy()
+    own = {k: (v if k.startswith(ALIAS) else DYN) for k, v in ctx.vars.items()}
+    text = walker.current_text()
+    for default in ("HOME", "PWD"):
+        if re.search(rf"\b{default}\s*\+?=", text):
+            own[default] = DYN
+    inner.vars, inner.owns_vars = own, True
+    if re.search(r"\b(?:cd|pushd|popd)\b", text):
+        inner.cwd = None
+    body = node.child_by_field_name("body")
+    if name and body is not None:
+        names, cwd = assigned(walker, body)
+        old_names, old_cwd = walker.function_effects.get(name, (frozenset(), False))
+        walker.function_effects[name] = (old_names | names, old_cwd or cwd)
+    for child in node.named_children:
+        walker.visit(child, inner.copy())
+    walker.last_output = None
+
+
+def call(walker: Walk, prog: str, words: list[str], ctx: Ctx, inner: Ctx | None) -> None:
+    """After a simple command that runs in this shell: what it may have assigned."""
+    effects = walker.function_effects.get(prog)
+    if effects is not None:
+        forget(walker, ctx, set(effects[0]), effects[1])
+        return
+    if prog in RUNS_HERE:
+        if inner is not None:  # eval or source of known text: its assignments stay
+            ctx.vars, ctx.owns_vars = inner.vars, False
+            ctx.cwd = inner.cwd
+            inner.owns_vars = False
+        else:
+            forget(walker, ctx, {EVERYTHING}, False)
+        return
+    if prog in ASSIGNING:
+        forget(walker, ctx, _assigned_by(prog, words, ctx), False)
+    elif prog == "alias":
+        for w in words:
+            name, eq, value = w.partition("=")
+            if eq:
+                ctx.set_vars()[ALIAS + name] = value
+    elif prog == "unalias":
+        names = [w for w in words if not w.startswith("-")]
+        if "-a" in words:
+            names = [k[len(ALIAS) :] for k in ctx.vars if k.startswith(ALIAS)]
+        if names:
+            out = ctx.set_vars()
+            for name in names:
+                out.pop(ALIAS + name, None)
+
+
+def alias_of(ctx: Ctx, name: str) -> str | None:
+    """The value of the alias ``name`` defined in this line, or None."""
+    return ctx.vars.get(ALIAS + name)
+
+
+def expand_alias(value: str, argv: list[Word]) -> tuple[list[Word], bool]:
+    """``argv`` with its first word replaced by the alias's value, and whether the value
+    could be read as plain words (else ``argv`` unchanged: the program is unknown)."""
+    if DYN in value or any(ch in value for ch in ";|&<>()$`\\\n"):
+        return argv, False
+    try:
+        words = shlex.split(value)
+    except ValueError:
+        return argv, False
+    if not words:
+        return argv, False
+    return [literal_word(w) for w in words] + argv[1:], True
+
+
+def run_alias(walker: Walk, value: str, cmd: Command, ctx: Ctx) -> None:
+    """``cmd`` names an alias whose value is more than plain words: bash runs the value's
+    text followed by the arguments; unknown when the value or an argument is."""
+    args = cmd.argv[1:]
+    if DYN in value or any(w.dynamic for w in args):
+        walker.mark_opaque(cmd, "the program is an alias whose value is not known here")
+        return
+    text = " ".join([value, *(shlex.quote(w.text) for w in args)])
+    walker.nested_script(literal_word(text), cmd, ctx, "alias")
+
+
+def _assigned_by(prog: str, words: list[str], ctx: Ctx) -> set[str]:
+    if prog == "printf" or prog == "wait":
+        flag = "-v" if prog == "printf" else "-p"
+        words = [words[i + 1] for i, w in enumerate(words[:-1]) if w == flag]
+    elif prog == "let":
+        words = [
+            m.group(1) or m.group(2) or m.group(3) for w in words for m in _ARITH_ASSIGN.finditer(w)
+        ]
+    names = {w.split("[", 1)[0] for w in words if _NAME.fullmatch(w.split("[", 1)[0])}
+    names.update(_IMPLICIT.get(prog, ()))
+    if DYN in "".join(words):
+        names.add(EVERYTHING)  # `read $x`, `printf -v "$name"`: a name only known later
+    return names
+
+
+def assigned(walker: Walk, root: Any) -> tuple[set[str], bool]:
+    """The names ``root`` may assign in this shell (not in its subshells), and whether it
+    may change the directory, read from its text (a superset)."""
+    names: set[str] = set()
+    cwd = False
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        t = node.type
+        if t in _ISOLATED:
+            continue
+        if t == "variable_assignment":
+            parent = node.parent
+            if parent is not None and parent.type == "command":
+                continue  # `IFS= read -r x`: the assignment is the command's alone
+            name = node.child_by_field_name("name")
+            if name is not None:
+                names.add(walker.t(name).split("[", 1)[0])
+        elif t in ("for_statement", "select_statement"):
+            var = node.child_by_field_name("variable")
+            if var is not None:
+                names.add(walker.t(var))
+        elif t == "unset_command":
+            names.update(walker.t(c) for c in node.named_children)
+        elif t == "function_definition":
+            continue  # defining runs nothing (a call does: see `call`)
+        elif t == "command":
+            name_node = node.child_by_field_name("name")
+            prog = walker.t(name_node).rsplit("/", 1)[-1] if name_node is not None else ""
+            words = [walker.t(c) for c in node.children_by_field_name("argument")]
+            effects = walker.function_effects.get(prog)
+            if effects is not None:
+                names |= effects[0]
+                cwd = cwd or effects[1]
+            elif prog in CHANGES_DIR:
+                cwd = True
+            elif prog in RUNS_HERE:
+                names.add(EVERYTHING)
+                cwd = True
+            elif prog in ASSIGNING:
+                names |= {w for w in words if _NAME.fullmatch(w)}
+                for w in words:
+                    names |= {
+                        m.group(1) or m.group(2) or m.group(3) for m in _ARITH_ASSIGN.finditer(w)
+                    }
+                names.update(_IMPLICIT.get(prog, ()))
+                if any("$" in w or "`" in w for w in words):
+                    names.add(EVERYTHING)
+            elif prog in ("alias", "unalias"):
+                names |= {ALIAS + w.split("=", 1)[0] for w in words if not w.startswith("-")}
+                if "-a" in words:
+                    names.add(EVERYTHING)
+        elif t.endswith("_expression") or t == "arithmetic_expansion":
+            for m in _ARITH_ASSIGN.finditer(walker.t(node)):
+                names.add(m.group(1) or m.group(2) or m.group(3))
+            continue
+        stack.extend(node.named_children)
+    return names, cwd
+
+
+def _background(kids: list[Any], i: int) -> bool:
+    return i + 1 < len(kids) and kids[i + 1].type == "&"
+
+
+def visit_block(walker: Walk, node: Any, ctx: Ctx) -> None:
+    """The statements of ``node`` in order; one followed by ``&`` runs in a subshell."""
+    kids = node.children
+    visit_statements(
+        walker, [(c, _background(kids, i)) for i, c in enumerate(kids) if c.is_named], ctx
+    )
+
+
+def visit_statements(walker: Walk, items: list[Any], ctx: Ctx) -> None:
+    for child, background in items:
+        if background:
+            job = ctx.copy()
+            job.stdin = None
+            walker.visit(child, job)
+        else:
+            walker.visit(child, ctx)
+    walker.last_output = None
