@@ -337,8 +337,14 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 #: Imports that are legal by the floors but not by design: the tools read their settings as
 #: typed sections through the Workspace (``Workspace.section``), never the settings files'
-#: module.
-FORBIDDEN = (("codingcode.tools", "codingcode.config"),)
+#: module; approval and the hooks know tools by their declarations
+#: (``codingcode.tools.declarations``: roles, effects, the edit preview), never a concrete
+#: tool.
+FORBIDDEN = (
+    ("codingcode.tools", "codingcode.config"),
+    ("codingcode.approval", "codingcode.tools.builtin"),
+    ("codingcode.hooks", "codingcode.tools.builtin"),
+)
 
 
 def _within(module: str, unit: str) -> bool:

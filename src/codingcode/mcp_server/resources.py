@@ -152,11 +152,11 @@ class ProjectListing:
 
 def read_contents(path: Path, uri: str) -> dict[str, Any]:
     """The contents of a regular file, text or base64 blob; never blocks on a FIFO."""
-    from codingcode.tools.builtin.fs import _open_for_reading
+    from codingcode.tools.builtin.file_access import open_for_reading
 
     shown = str(path)
     try:
-        with _open_for_reading(path, shown) as f:
+        with open_for_reading(path, shown) as f:
             data = f.read(MAX_READ_BYTES + 1)
     except FileNotFoundError:
         raise NotFoundError(f"No such file: {shown}.") from None

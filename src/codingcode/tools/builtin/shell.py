@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from codingcode.errors import CancelledError, InvalidArgumentsError, ToolTimeoutError
 from codingcode.process import CommandResult, run_command
-from codingcode.tools.builtin.fs import display_path
+from codingcode.tools.builtin.file_access import display_path
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
 TIMEOUT_DEFAULT_MS = 30_000
