@@ -141,7 +141,7 @@ class ToolRunner:
         definition, model = self.service.validate(name, args)
         if self.pipeline is None:
             return await self._execute(definition, model, ctx, on_checkpoint)
-        from codingcode.record.audit import CallTracker
+        from codingcode.record.calls import CallTracker
         from codingcode.text import safe_text
 
         # Record: the call's outcome (ran, failed, cancelled, denied) joins its layer records.
