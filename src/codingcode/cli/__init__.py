@@ -107,7 +107,12 @@ def _register_commands(argv: list[str] | None = None) -> None:
     if named is not None:
         wanted = [m for m, names in COMMANDS.items() if named in names]
     for module in wanted:
-        import_module(module).register(app)
+        if module not in _registered:  # once per process (a test may run several commands)
+            import_module(module).register(app)
+            _registered.add(module)
+
+
+_registered: set[str] = set()
 
 
 def _command_named(argv: list[str]) -> str | None:
