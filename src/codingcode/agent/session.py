@@ -739,10 +739,12 @@ def open_session(
     from codingcode.agent.sessions.store import project_dir
     from codingcode.workspace import workspace_for
 
-    project = project.resolve()
-    workspace = workspace_for(project, workspace)
+    # The session's project is its workspace's: read once here (or handed down by the front
+    # end), and every builder below takes that one Workspace.
+    workspace = workspace_for(project.resolve(), workspace)
+    project = workspace.root
     service = service if service is not None else ToolService.default()
-    agents = agents if agents is not None else load_agents(project, workspace.is_trusted)
+    agents = agents if agents is not None else load_agents(workspace)
     if resume is not None:
         session_id = resume.session_id
     session_id = session_id or new_session_id()
@@ -765,7 +767,7 @@ def open_session(
         checkpoints=True,
         workspace=workspace,
     )
-    settings = load_agent_settings(project, workspace.settings)
+    settings = load_agent_settings(workspace)
     store: SessionStore | None = None
     if resume is not None:
         store = SessionStore(resume.directory, session_id)

@@ -323,7 +323,7 @@ def call_network(policy: SandboxPolicy, capabilities: CapabilitySet | None) -> N
 
 
 def _network_call_label() -> str:
-    from codingcode.sandbox.network.runtime import current_call
+    from codingcode.sandbox.network.calls import current_call
 
     return current_call.get()
 
