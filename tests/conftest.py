@@ -83,6 +83,32 @@ def run_cli(
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
+def run_cli_in_process(args: Sequence[str], *, cwd: Path) -> CliResult:
+    """The real command's code (argument parsing, exit codes, output) in this process, for a
+    test that runs many read-only queries: each real process pays the command's start-up
+    (``run_cli`` and the e2e tests cover the process itself)."""
+    import contextlib
+    import io
+
+    from codingcode import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    argv, here = sys.argv, os.getcwd()
+    code = 0
+    try:
+        sys.argv = ["codingcode", *args]
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                cli.run()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = argv
+        os.chdir(here)
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Long tests start first, so that short ones fill the end of a run on several workers
     (a long test picked up last would finish the run alone): those that declare a hang guard

@@ -19,15 +19,17 @@ have written: the trust logic decides whether its tool grants apply.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from codingcode.config import Scope, SettingsError, user_config_dir
 from codingcode.tools.resolver import AgentProfile
+
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
 
 #: What an explorer may do: look, never change.
 READ_ONLY_TOOLS = (
@@ -219,18 +221,19 @@ def our_tool_names(entries: tuple[str, ...]) -> tuple[str, ...]:
 SKIPPED: dict[Path, list[str]] = {}
 
 
-def load_agents(project: Path, is_trusted: Callable[[Path, bytes], bool]) -> dict[str, AgentSpec]:
-    """Every profile by name: built-ins, then the user's, then the project's (Claude Code's
-    folder, then ours, at each level).
+def load_agents(workspace: Workspace) -> dict[str, AgentSpec]:
+    """Every profile of the session's project by name: built-ins, then the user's, then the
+    project's (Claude Code's folder, then ours, at each level).
 
     A project profile whose file the user has not trusted keeps only read-only tools
-    (``is_trusted(path, data)``: the session workspace's check). A file that cannot be
-    read as a profile is skipped, with one line in ``SKIPPED[project]``.
+    (``Workspace.is_trusted`` of the very bytes parsed). A file that cannot be read as a
+    profile is skipped, with one line in ``SKIPPED[project]``.
     """
+    is_trusted = workspace.is_trusted
     agents = {a.name: a for a in BUILTIN_AGENTS}
-    skipped = SKIPPED.setdefault(project, [])
+    skipped = SKIPPED.setdefault(workspace.root, [])
     skipped.clear()
-    for scope, directory in profile_dirs(project):
+    for scope, directory in profile_dirs(workspace.root):
         if not directory.is_dir():
             continue
         for path in sorted(directory.glob("*.md")):
