@@ -31,6 +31,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "hooks.EVENT[].hooks[]": ("CommandHookSpec",),
     "sandbox": ("SandboxSettings",),
     "sandbox.network": ("NetworkSettings",),
+    "sandbox.credentials": ("CredentialsSettings",),
+    "credential": ("CredentialFileSetting", "CredentialEnvSetting"),
     "model_client": ("ModelClientSettings",),
     "checkpoints": ("CheckpointSettings",),
     "background": ("BackgroundSettings",),

@@ -42,6 +42,7 @@ COMMAND_MODULES = [
     "codingcode.cli.sessions_commands",
     "codingcode.cli.checkpoint_commands",
     "codingcode.cli.hooks_commands",
+    "codingcode.cli.config_commands",
     "codingcode.cli.fleet_commands",
 ]
 
