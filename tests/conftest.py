@@ -27,6 +27,7 @@ def _private_user_dirs(
     home = tmp_path_factory.mktemp("user")
     monkeypatch.setenv("CODINGCODE_CONFIG_DIR", str(home / "config"))
     monkeypatch.setenv("CODINGCODE_STATE_DIR", str(home / "state"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))
     monkeypatch.delenv("CODINGCODE_TRUST_ALL", raising=False)
 
 

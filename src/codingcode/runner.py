@@ -426,6 +426,32 @@ def build_runner(
 
             pipeline.confirmer = NotifyingConfirmer(pipeline.confirmer, lifecycle)
     runner.launcher = launcher
+    masks = getattr(launcher, "policy", None)
+    if pipeline is not None and masks is not None:
+        # What the sandbox masks, for approval: never auto-allowed as "read-only", never
+        # read by a tool outside the sandbox without an explicit grant (issue 26).
+        import os
+
+        from codingcode.approval.capabilities import masked_names
+        from codingcode.sandbox.backends import mask_specs
+        from codingcode.sandbox.masks import home_dirs
+        from codingcode.sandbox.secrets import SecretMatcher, state_dir_mask
+
+        specs = mask_specs(masks)
+        homes = home_dirs(os.environ)
+        state = state_dir_mask()
+        pipeline.masked = masked_names(
+            # the file tools: the secret classes (their denyRead and deny-rule paths are
+            # refused outright: codingcode.sandbox.masks.ReadGuard)
+            SecretMatcher(
+                [s for s in specs if s.secret_class],
+                project,
+                homes,
+                state_dir=state,
+                for_tools=True,
+            ),
+            SecretMatcher(specs, project, homes),
+        )
     launcher_policy: Any = getattr(launcher, "policy", None)
     if getattr(launcher_policy, "credentials", None):
         from codingcode.sandbox.credentials.mounts import describe as describe_credentials

@@ -148,7 +148,8 @@ def test_profiles_keep_their_scope(
     assert agents["general"].scope is None and agents["general"].path is None
     assert agents["mine"].scope is Scope.USER
     assert agents["explore"].scope is Scope.PROJECT
-    assert agents["explore"].tools == ("Read", "Grep")  # comma form accepted
+    # comma form accepted, Claude Code's names in ours
+    assert agents["explore"].tools == ("read_file", "search_code")
 
 
 def test_bad_profiles_name_file_and_field(project: Path) -> None:

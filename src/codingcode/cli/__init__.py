@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "codingcode.cli.sessions_commands": ("sessions",),
     "codingcode.cli.checkpoint_commands": ("checkpoints",),
     "codingcode.cli.hooks_commands": ("hooks",),
+    "codingcode.cli.config_commands": ("config",),
     "codingcode.cli.fleet_commands": ("fleet",),
 }
 COMMAND_MODULES = list(COMMANDS)

@@ -83,6 +83,11 @@ def check_text_arg(value: str, field: str) -> None:
 def missing_file_message(path: Path, ctx: ToolExecCtx) -> str:
     shown = display_path(path, ctx)
     parent = path.parent
+    if ctx.output_dir is not None and parent == ctx.output_dir:
+        return (
+            f"File not found: {shown} (a saved output of an earlier call, deleted since; run "
+            "that call again if its output is still needed)."
+        )
     if not _is_dir(parent):
         return (
             f"File not found: {shown} (the directory {display_path(parent, ctx)} does not exist)."
@@ -578,7 +583,12 @@ async def edit_file(args: EditFileArgs, ctx: ToolExecCtx) -> str:
                 _edit_sync, path, _confining_root(path, ctx), args, shown
             )
     n_old = args.old_string.count("\n") + 1
-    return f"Edited {shown}: replaced {n_old} line(s) at line {line} with {n_new} line(s)."
+    from codingcode.tools.output import plural
+
+    return (
+        f"Edited {shown}: replaced {plural(n_old, 'line')} at line {line} with "
+        f"{plural(n_new, 'line')}."
+    )
 
 
 def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> tuple[int, int]:
