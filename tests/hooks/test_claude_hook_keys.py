@@ -151,6 +151,8 @@ def test_hooks_list_shows_inactive_hooks(project: Path) -> None:
     r = run_cli(["hooks", "list"], cwd=project, env={"CODINGCODE_TRUST_ALL": "1"})
     assert r.code == 0, r.stderr
     assert "(inactive: codingcode does not raise this event)" in r.stdout
-    assert "(inactive: codingcode does not run prompt hooks)" in r.stdout
+    assert "Stop [*] prompt: Is the task done?" in r.stdout
+    stop = r.stdout.split("Stop [*] prompt: Is the task done?")[1].splitlines()[1]
+    assert "(inactive" not in stop  # a prompt hook asks the session's model
     pre = r.stdout.split("PreToolUse [*] echo pre")[1].splitlines()[1]
     assert "(inactive" not in pre
