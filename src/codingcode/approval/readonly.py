@@ -182,7 +182,11 @@ def _masked(path: str) -> bool:
 def _path_ok(text: str, cwd: str, roots: tuple[str, ...]) -> bool:
     # (lexical,) or (lexical, resolved): within one decision each path is resolved once,
     # and the secrets check that follows reads the same resolution
-    return all(_inside(p, roots) and not _masked(p) for p in spellings(text, cwd))
+    try:
+        forms = spellings(text, cwd)
+    except OSError:  # a link it may not follow (/proc/1/root): not known to only read
+        return False
+    return all(_inside(p, roots) and not _masked(p) for p in forms)
 
 
 def _glob_ok(word: shell.Word, cwd: str, roots: tuple[str, ...]) -> bool:
@@ -230,7 +234,11 @@ def _check_command(
         return f"{c.argv[0].text} is not a system program"
     if c.assigns:
         return "the command sets variables"
-    if not _inside(os.path.realpath(c.cwd), roots):
+    try:
+        where = os.path.realpath(c.cwd)
+    except OSError:  # a link it may not follow (/proc/1/root)
+        return f"{prog} runs where the analysis cannot look"
+    if not _inside(where, roots):
         return f"{prog} runs outside the project"
     for r in c.redirects:
         if r.op in _WRITE_OPS and r.target is not None:

@@ -22,7 +22,7 @@ import shutil
 import sys
 import tempfile
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -132,6 +132,14 @@ def call_view(
     return view
 
 
+def outermost(paths: Iterable[Path]) -> list[Path]:
+    """The masked paths not inside another masked directory (that one already hides them,
+    and a mount inside its empty read-only stand-in could not be made)."""
+    paths = list(paths)
+    dirs = {p for p in paths if p.is_dir()}
+    return [p for p in paths if not any(parent in dirs for parent in p.parents)]
+
+
 def _masked_notes(view: CallView) -> tuple[tuple[str, str], ...]:
     """(path, what masked it and how to allow it), for the tool's hint on a failure."""
     notes = [(str(p), s.how_to_allow(str(p))) for p, s in view.masked.items()]
@@ -184,7 +192,8 @@ def scrub_env(env: Mapping[str, str], keep: Sequence[str]) -> dict[str, str]:
 def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]:
     """What commands may read but never change inside the project.
 
-    ``.codingcode/`` (settings, hooks, agent profiles), ``.mcp.json``, and of git the hooks
+    ``.codingcode/`` (settings, hooks, agent profiles), Claude Code's ``.claude/`` when it
+    exists, ``.mcp.json``, and of git the hooks
     and the config (a hook, ``core.fsmonitor`` or ``core.hooksPath`` would run code
     outside the sandbox later) — of the project's repository, of a worktree's or
     submodule's gitdir, and of repositories nested up to two levels down. A missing ``.codingcode`` (or ``.git/hooks``) directory
@@ -200,6 +209,11 @@ def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]
             agent_dir.mkdir()
     if agent_dir.exists():
         found.append(agent_dir)
+    # Claude Code's directory, read beside ours (settings, hooks, agents, commands, skills).
+    claude_dir = project / ".claude"
+    _refuse_symlink(claude_dir, project)
+    if claude_dir.is_dir():
+        found.append(claude_dir)
     mcp = project / ".mcp.json"
     _refuse_symlink(mcp, project)
     if mcp.exists():
@@ -309,7 +323,7 @@ def call_network(policy: SandboxPolicy, capabilities: CapabilitySet | None) -> N
 
 
 def _network_call_label() -> str:
-    from codingcode.sandbox.network.runtime import current_call
+    from codingcode.sandbox.network.calls import current_call
 
     return current_call.get()
 
@@ -470,7 +484,7 @@ class BubblewrapBackend:
 
     def _mask_args(self, view: CallView) -> list[str]:
         args: list[str] = []
-        for path in view.masked:
+        for path in outermost(view.masked):
             if path.is_dir():
                 args += ["--ro-bind", str(self.masks.empty_dir), str(path)]
             elif path.exists():
@@ -555,7 +569,7 @@ class LandlockBackend:
             )
         spec = Spec(
             network=mode is Network.ON,
-            masked=[str(p) for p in view.masked],
+            masked=[str(p) for p in outermost(view.masked)],
             writable=writable,
             protect=protect,
             files=files,
