@@ -44,6 +44,7 @@ COMMANDS: dict[str, str] = {
     "/hooks": "the hooks of the settings, with their source files",
     "/skills": "the skills, with their descriptions and where they come from",
     "/agents": "the sub-agents, their tools and where they come from (and files skipped)",
+    "/config": "the settings files read (codingcode's and Claude Code's) and what each gave",
     "/diff": "what this session changed in the project",
     "/rewind": "/rewind [N|ID] [files|conversation|both] [force] — list this session's "
     "prompts (also Esc Esc), or go back N prompts (to before the Nth latest)",
@@ -380,6 +381,12 @@ class SlashHandler:
             highlight=False,
             markup=False,
         )
+
+    def cmd_config(self, arg: str) -> None:
+        from codingcode.cli.config_commands import config_report
+
+        text = config_report(self.session.workspace.settings)
+        self.console.print(text, highlight=False, markup=False)
 
     def cmd_agents(self, arg: str) -> None:
         from codingcode.agent.profiles import SKIPPED
