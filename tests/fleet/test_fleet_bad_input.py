@@ -16,6 +16,7 @@ from tests.agent.fake_model import FakeModelServer
 from tests.fleet.helpers import (
     fleet,
     fleet_env,
+    leftover_processes,
     make_repos,
     result_lines,
     scripted_server,
@@ -84,6 +85,10 @@ def test_bad_tasks_fail_alone_and_the_others_go_on(tmp_path: Path, env: dict[str
         json.dumps({"id": "noprompt", "project": "plain"}),  # missing field
         json.dumps({"id": "nowhere", "project": "does/not/exist", "prompt": "x"}),
         json.dumps({"id": "badref", "repo": str(repos[0]), "ref": "nope", "prompt": "x"}),
+        # A session that takes too long is stopped (its model answers after 30 s).
+        json.dumps(
+            good[1] | {"id": "slow", "prompt": "TASK t901 FILE=x.txt SLOW=30", "timeout_s": 2}
+        ),
     ]
     write_tasks(tmp_path / "tasks.jsonl", good, extra)
     run = fleet(["run", "tasks.jsonl", "--out", "out"], env, tmp_path)
@@ -95,7 +100,12 @@ def test_bad_tasks_fail_alone_and_the_others_go_on(tmp_path: Path, env: dict[str
     assert "task badref failed: ref 'nope' not found" in err
     assert "Traceback" not in err
     results = {r["id"]: r for r in result_lines(tmp_path / "out")}
-    assert set(results) == {"t000", "t001", "plain", "nowhere", "badref"}
+    assert set(results) == {"t000", "t001", "plain", "nowhere", "badref", "slow"}
+    assert results["slow"]["status"] == "timeout" and results["slow"]["error"] == (
+        "timed out after 2 s"
+    )
+    assert results["slow"]["duration_s"] < 25
+    assert leftover_processes(str(tmp_path)) == []
     assert results["nowhere"]["status"] == "failed" and results["plain"]["status"] == "done"
     # The plain directory was copied, not changed; its patch applies to a copy of it.
     assert (plain / "README.md").read_text() == "# plain\n\nversion = 1\n"

@@ -174,3 +174,33 @@ def test_the_rayjob_entrypoint_runs(
     assert sorted(r["id"] for r in results) == ["t000", "t001"]
     assert {r["status"] for r in results} == {"done"}
     assert json.loads(run.stdout.splitlines()[-1])["type"] == "end"
+
+
+@pytest.mark.timeout(300)
+def test_ctrl_c_cancels_the_ray_tasks(
+    cluster: Any, server: FakeModelServer, tmp_path: Path, workdir: Path
+) -> None:
+    import signal
+
+    repos = make_repos(tmp_path / "repos", 1)
+    write_tasks(tmp_path / "tasks.jsonl", task_lines(repos, 3, slow=30.0))
+    env = fleet_env(server, tmp_path / "home")
+    env["CODINGCODE_FLEET_WORKDIR"] = str(workdir)
+    args = ["run", "tasks.jsonl", "--out", "out", "--engine", "ray", "--json"]
+    proc = start_fleet([*args, "--address", cluster.address], env, tmp_path)
+    try:
+        seen = wait_for_event(proc, "task_started", 1)
+        deadline = time.monotonic() + 60
+        while not server.requests and time.monotonic() < deadline:  # a session is under way
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-3000:]
+    started = {e["id"] for e in seen if e["type"] == "task_started"}
+    results = result_lines(tmp_path / "out")
+    assert started <= {r["id"] for r in results}
+    assert {r["status"] for r in results} == {"cancelled"}
+    assert wait_gone(str(workdir)) == []
