@@ -2,7 +2,7 @@
 head, a worker that is killed mid-run, and a worker without bubblewrap (refused).
 
 Ray comes with the ``ray`` extra (``./dev test`` installs it); without it these tests are
-skipped, saying so. One cluster serves the module (Ray takes long to start)."""
+skipped, saying so. One cluster serves them all (Ray takes long to start)."""
 
 from __future__ import annotations
 
@@ -55,12 +55,14 @@ def _plain_env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "CODINGCODE_STATE_DIR": str(tmp_path / "state")}
 
 
-@pytest.fixture(scope="module")
+# Session-scoped: xdist may run another module's tests between these on the same worker,
+# which would end a module-scoped cluster and start a second one (Ray takes long to start).
+@pytest.fixture(scope="session")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("ray-attempts")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cluster(workdir: Path) -> Iterator[Any]:
     pytest.importorskip("ray", reason="the ray extra is not installed (uv sync --extra ray)")
     from ray.cluster_utils import Cluster
@@ -112,7 +114,7 @@ def test_a_node_killed_mid_run_loses_no_task(
     victim_id = victim.node_id[:8]
 
     repos = make_repos(tmp_path / "repos", 5)
-    tasks = task_lines(repos, 8, slow=1.0)
+    tasks = task_lines(repos, 6, slow=1.0)
     write_tasks(tmp_path / "tasks.jsonl", tasks)
     env = fleet_env(server, tmp_path / "home")
     env["CODINGCODE_FLEET_WORKDIR"] = str(workdir)
