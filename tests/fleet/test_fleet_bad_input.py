@@ -76,10 +76,21 @@ def test_bad_tasks_fail_alone_and_the_others_go_on(tmp_path: Path, env: dict[str
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "README.md").write_text("# plain\n\nversion = 1\n")
-    good.append(
-        good[0] | {"id": "plain", "project": "plain", "prompt": "TASK t900 FILE=out_900.txt SLOW=0"}
+    # Its settings are merged over the user's: the user's allow the command, the task's deny
+    # the edit (and it has no allowed_tools of its own).
+    config = Path(env["CODINGCODE_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["execute_command(printf *)"]}})
     )
-    del good[-1]["repo"], good[-1]["ref"]
+    good.append(
+        {
+            "id": "plain",
+            "project": "plain",
+            "prompt": "TASK t900 FILE=out_900.txt SLOW=0",
+            "settings": {"permissions": {"deny": ["edit_file(README.md)"]}},
+        }
+    )
     extra = [
         json.dumps(good[0] | {"prompt": "again"}),  # duplicate id
         json.dumps({"id": "noprompt", "project": "plain"}),  # missing field
@@ -106,10 +117,15 @@ def test_bad_tasks_fail_alone_and_the_others_go_on(tmp_path: Path, env: dict[str
     )
     assert results["slow"]["duration_s"] < 25
     assert leftover_processes(str(tmp_path)) == []
-    assert results["nowhere"]["status"] == "failed" and results["plain"]["status"] == "done"
-    # The plain directory was copied, not changed; its patch applies to a copy of it.
+    assert results["nowhere"]["status"] == "failed"
+    # The plain directory was copied, not changed; in the copy the user's settings let the
+    # command run and the task's kept README.md as it was.
     assert (plain / "README.md").read_text() == "# plain\n\nversion = 1\n"
-    assert "+version = t900" in (tmp_path / "out/tasks/plain/changes.patch").read_text()
+    patch = (tmp_path / "out/tasks/plain/changes.patch").read_text()
+    assert "out_900.txt" in patch and "blob_t900.bin" in patch
+    assert "README.md" not in patch
+    events = (tmp_path / "out/tasks/plain/events.jsonl").read_text()
+    assert "allow rule 'execute_command(printf *)'" in events
 
 
 @pytest.mark.timeout(300)
