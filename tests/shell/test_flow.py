@@ -214,3 +214,15 @@ def test_flow_keeps_long_lines_linear() -> None:
     assert time.process_time() - start < 10
     assert analysis.commands
     assert os.path.basename(analysis.commands[-1].argv[0].text) != "a1"
+
+
+def test_after_sourcing_an_unknown_file_no_program_is_read_only(tmp_path: Path) -> None:
+    """The file may define a function or alias named like any program (ls() { ...; })."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "x.sh").write_text("ls() { cat /etc/shadow; }\n")
+    assert readonly.classify("ls src", str(tmp_path), tmp_path).read_only
+    for command in ("source ./x.sh; ls src", ". ./x.sh && ls src"):
+        assert not readonly.classify(command, str(tmp_path), tmp_path).read_only, command
+        assert _decide(command, tmp_path, "default") == "ask"
+    # in bypass mode it still runs (in the sandbox): sourcing is ordinary work
+    assert _decide("source .venv/bin/activate && ls src", tmp_path, "bypass") == "allow"

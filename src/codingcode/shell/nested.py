@@ -181,6 +181,10 @@ def emit(walker: Walk, cmd: Command, ctx: Ctx) -> None:
                 ran = walker.run_file(target, cmd, ctx, prog)
         if not cmd.via:
             flow.call(walker, prog, [], ctx, ran)  # it may have changed anything
+        if ran is None and target is not None:
+            # a file of unknown content may define functions and aliases named like any
+            # program, or change PATH: what later commands run is not known for sure
+            out.risky_assignments.append(f"{prog} {target.shown}")
         return
     if prog == "alias":
         # With expand_aliases an alias runs its value: look at it as a command line.
