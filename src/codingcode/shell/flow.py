@@ -52,16 +52,37 @@ _ARITH_ASSIGN = re.compile(
 _ISOLATED = frozenset({"subshell", "command_substitution", "process_substitution"})
 
 
-def snapshot(ctx: Ctx) -> tuple[dict[str, str], str | None]:
-    """The variables and directory now (the next change copies them: cheap)."""
-    ctx.owns_vars = False
-    return ctx.vars, ctx.cwd
+class Snapshot:
+    """What ``ctx`` held before a part of the script: the values of the names the part may
+    change (read from its text: no copy of every variable, so a long chain of branches
+    stays linear), or all of them when the part may change anything (eval, source)."""
 
+    __slots__ = ("cwd", "full", "values")
 
-def changed(before: dict[str, str], after: dict[str, str]) -> set[str]:
-    if before is after:
-        return set()
-    return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+    def __init__(self, walker: Walk, ctx: Ctx, nodes: list[Any]) -> None:
+        self.cwd = ctx.cwd
+        names: set[str] = set()
+        for node in nodes:
+            names |= assigned(walker, node)[0]
+        self.full: dict[str, str] | None = None
+        self.values: dict[str, str | None] = {}
+        if EVERYTHING in names or NAMEREFS in ctx.vars:
+            ctx.owns_vars = False  # the next change copies: ctx.vars stays as it was
+            self.full = ctx.vars
+        else:
+            vars_ = ctx.vars
+            self.values = {n: vars_.get(n) for n in names}
+
+    def changed(self, ctx: Ctx) -> tuple[set[str], bool]:
+        """The names changed since, and whether the directory did."""
+        cwd = self.cwd != ctx.cwd
+        after = ctx.vars
+        if self.full is not None:
+            before = self.full
+            if before is after:
+                return set(), cwd
+            return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}, cwd
+        return {n for n, v in self.values.items() if after.get(n) != v}, cwd
 
 
 def forget(walker: Walk, ctx: Ctx, names: set[str], cwd: bool) -> None:
@@ -92,10 +113,11 @@ def alternatives(walker: Walk, groups: list[list[Any]], ctx: Ctx) -> None:
     cwd = False
     for group in groups:
         forget(walker, ctx, names, cwd)
-        before, before_cwd = snapshot(ctx)
+        before = Snapshot(walker, ctx, [node for node, _ in group])
         visit_statements(walker, group, ctx)
-        names |= changed(before, ctx.vars)
-        cwd = cwd or before_cwd != ctx.cwd
+        more, moved = before.changed(ctx)
+        names |= more
+        cwd = cwd or moved
     forget(walker, ctx, names, cwd)
 
 
@@ -119,10 +141,11 @@ def visit_list(walker: Walk, node: Any, ctx: Ctx) -> None:
             either = True
         if either:
             forget(walker, ctx, names, cwd)
-        before, before_cwd = snapshot(ctx)
+        before = Snapshot(walker, ctx, [child])
         walker.visit(child, ctx)
-        names |= changed(before, ctx.vars)
-        cwd = cwd or before_cwd != ctx.cwd
+        more, moved = before.changed(ctx)
+        names |= more
+        cwd = cwd or moved
     forget(walker, ctx, names, cwd)
 
 
@@ -163,7 +186,7 @@ def visit_loop(walker: Walk, node: Any, ctx: Ctx) -> None:
     """A loop's body runs any number of times, seeing what earlier rounds changed: what
     the loop (its variable, condition or body) may change is unknown in it and after it."""
     names, cwd = assigned(walker, node)
-    before, _ = snapshot(ctx)
+    before = Snapshot(walker, ctx, [node])
     kids = node.children
     rest = []
     for i, child in enumerate(kids):
@@ -176,7 +199,7 @@ def visit_loop(walker: Walk, node: Any, ctx: Ctx) -> None:
             rest.append((child, _background(kids, i)))
     forget(walker, ctx, names, cwd)
     visit_statements(walker, rest, ctx)
-    forget(walker, ctx, names | changed(before, ctx.vars), cwd)
+    forget(walker, ctx, names | before.changed(ctx)[0], cwd)
 
 
 def visit_function(walker: Walk, node: Any, ctx: Ctx) -> None:
@@ -188,13 +211,16 @@ def visit_function(walker: Walk, node: Any, ctx: Ctx) -> None:
     if name:
         walker.functions.add(name)
     inner = ctx.copy()
-    own = {k: (v if k.startswith(ALIAS) else DYN) for k, v in ctx.vars.items()}
-    text = walker.current_text()
+    # every variable unset (unknown) but the aliases (expanded where the body is read),
+    # IFS as it is, and HOME and PWD as the process's unless the script sets them
+    own = {k: v for k, v in ctx.vars.items() if k.startswith(ALIAS)} if walker.aliases else {}
+    if "IFS" in ctx.vars:
+        own["IFS"] = ctx.vars["IFS"]
     for default in ("HOME", "PWD"):
-        if re.search(rf"\b{default}\s*\+?=", text):
+        if walker.mentions(rf"\b{default}\s*\+?=".encode()):
             own[default] = DYN
     inner.vars, inner.owns_vars = own, True
-    if re.search(r"\b(?:cd|pushd|popd)\b", text):
+    if walker.mentions(rb"\b(?:cd|pushd|popd)\b"):
         inner.cwd = None
     body = node.child_by_field_name("body")
     if name and body is not None:
@@ -227,6 +253,7 @@ def call(walker: Walk, prog: str, words: list[str], ctx: Ctx, inner: Ctx | None)
             name, eq, value = w.partition("=")
             if eq:
                 ctx.set_vars()[ALIAS + name] = value
+                walker.aliases = True
     elif prog == "unalias":
         names = [w for w in words if not w.startswith("-")]
         if "-a" in words:
@@ -299,7 +326,9 @@ def assigned(walker: Walk, root: Any) -> tuple[set[str], bool]:
                 continue  # `IFS= read -r x`: the assignment is the command's alone
             name = node.child_by_field_name("name")
             if name is not None:
-                names.add(walker.t(name).split("[", 1)[0])
+                plain = walker.t(name).split("[", 1)[0]
+                names.add(plain)
+                names.add(f"{DYN}case:{plain}")  # declare -l/-u NAME=...
         elif t in ("for_statement", "select_statement"):
             var = node.child_by_field_name("variable")
             if var is not None:
