@@ -46,7 +46,8 @@ class Diff:
         text = "\n".join(shown)
         left = len(self.lines) - len(shown)
         if left > 0:
-            text += f"\n… {left} more diff lines (+{self.added} -{self.removed} in all)"
+            lines = "diff line" if left == 1 else "diff lines"
+            text += f"\n… {left} more {lines} (+{self.added} -{self.removed} in all)"
         return text
 
 

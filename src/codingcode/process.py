@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, cast
+from typing import BinaryIO, Protocol, cast
 
 import anyio
 from anyio.abc import ByteReceiveStream
@@ -27,6 +27,9 @@ from codingcode.capabilities import CapabilitySet
 
 #: Bytes kept per stream: the first half and the last half of this budget.
 OUTPUT_CAP_BYTES = 32_000
+#: The most of one stream saved to a file when it is longer than the cap: 64 MB (past it the
+#: file keeps the first 64 MB, and the tail kept in memory is still shown).
+FULL_OUTPUT_CAP_BYTES = 64 * 1024 * 1024
 #: After the main process ends, how long stray holders of its pipes may keep them.
 _DRAIN_SECONDS = 0.5
 
@@ -87,16 +90,98 @@ class DirectLauncher:
 
 
 class CappedBuffer:
-    """Keeps the first and the last ``cap // 2`` bytes of a stream and counts the rest."""
+    """Keeps the first and the last ``cap // 2`` bytes of a stream and counts the rest.
 
-    def __init__(self, cap: int = OUTPUT_CAP_BYTES) -> None:
+    With ``spool``, a stream longer than the cap is also written whole to that file (from its
+    first byte, up to ``spool_cap`` bytes; past that the file keeps the first ``spool_cap``
+    bytes and :attr:`spool_complete` is False), so nothing the model may need is lost.
+    """
+
+    def __init__(
+        self,
+        cap: int = OUTPUT_CAP_BYTES,
+        *,
+        spool: Path | None = None,
+        spool_cap: int = FULL_OUTPUT_CAP_BYTES,
+    ) -> None:
         self._half = cap // 2
         self._head = bytearray()
         self._tail = bytearray()
         self.total = 0
+        #: Lines of the whole stream (newlines, plus a last line without one).
+        self.newlines = 0
+        self._last = b""
+        self.spool = spool
+        self.spool_cap = spool_cap
+        self.spooled = 0
+        self._file: BinaryIO | None = None
+        #: Why the spool file could not be written (None: it was, or was not needed).
+        self.spool_error: str | None = None
+
+    @property
+    def lines(self) -> int:
+        return self.newlines + (1 if self._last not in (b"", b"\n") else 0)
+
+    @property
+    def spool_complete(self) -> bool:
+        return self.spooled == self.total
+
+    def _spool(self, data: bytes) -> None:
+        """Save ``data`` (the bytes just fed) to the spool file, opening it when the stream
+        first outgrows the cap (with everything before, all still in memory then)."""
+        if self.spool is None or self.spool_error is not None:
+            return
+        if self._file is None:
+            if self.total <= 2 * self._half:
+                return  # within the cap: nothing is cut, nothing to save
+            try:
+                self.spool.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.spool, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                self._file = os.fdopen(fd, "wb")
+                before = bytes(self._head + self._tail)
+                self._file.write(before)
+                self.spooled = len(before)
+            except OSError as exc:
+                self.spool_error = exc.strerror or str(exc)
+                return
+        room = self.spool_cap - self.spooled
+        if room > 0:
+            try:
+                self._file.write(data[:room])
+            except OSError as exc:
+                self.spool_error = exc.strerror or str(exc)
+                return
+            self.spooled += min(room, len(data))
+
+    def close(self) -> None:
+        """Close the spool file (its data written to the OS)."""
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError as exc:
+                self.spool_error = exc.strerror or str(exc)
+            self._file = None
+
+    @property
+    def spool_path(self) -> Path | None:
+        """The file holding the whole stream (None: not cut, or not saved)."""
+        if self.spool is None or self.spool_error is not None or not self.spooled:
+            return None
+        return self.spool
+
+    def head_bytes(self) -> bytes:
+        return bytes(self._head)
+
+    def tail_bytes(self) -> bytes:
+        return bytes(self._tail)
 
     def feed(self, data: bytes) -> None:
+        if not data:
+            return
+        self.newlines += data.count(b"\n")
+        self._last = data[-1:]
         self.total += len(data)
+        self._spool(data)  # before the head and tail change: they hold what came before
         room = self._half - len(self._head)
         if room > 0:
             self._head += data[:room]
@@ -159,17 +244,21 @@ async def run_command(
     launcher: Launcher | None = None,
     output_cap: int = OUTPUT_CAP_BYTES,
     capabilities: CapabilitySet | None = None,
+    output_files: tuple[Path, Path] | None = None,
 ) -> CommandResult:
     """Run ``argv`` to completion, timeout or cancellation; never leave a process behind.
 
     ``capabilities``: what this call's approval granted; a launcher that accepts them (the
-    sandbox) builds the call's view from them, any other ignores them.
+    sandbox) builds the call's view from them, any other ignores them. ``output_files``:
+    where stdout and stderr are saved whole when longer than ``output_cap``.
     """
     plan = plan_launch(
         launcher, argv, cwd=cwd, env=dict(os.environ if env is None else env),
         capabilities=capabilities,
     )  # fmt: skip
-    out, err = CappedBuffer(output_cap), CappedBuffer(output_cap)
+    spools = output_files or (None, None)
+    out = CappedBuffer(output_cap, spool=spools[0])
+    err = CappedBuffer(output_cap, spool=spools[1])
     started = time.monotonic()
     try:
         # Shielded: a cancellation landing inside the spawn would lose the handle of a
@@ -208,6 +297,8 @@ async def run_command(
         kill_process_group(proc.pid)
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             await proc.aclose()
+        out.close()
+        err.close()
         after = plan.run_finish()
     return CommandResult(
         exit_code=proc.returncode,

@@ -29,8 +29,9 @@ from codingcode.agent.transcript import (
     TurnComplete,
     Usage,
 )
-from codingcode.config import SettingsError, load_settings
+from codingcode.config import SettingsError
 from codingcode.runner import build_runner
+from codingcode.workspace import Workspace
 
 
 @pytest.fixture(autouse=True)
@@ -106,15 +107,15 @@ def test_agent_settings_validated(project: Path) -> None:
     (project / ".codingcode").mkdir()
     path = project / ".codingcode" / "settings.json"
     path.write_text(json.dumps({"contextWindow": 5000, "appendSystemPrompt": "x"}))
-    s = load_agent_settings(project, load_settings(project))
+    s = load_agent_settings(Workspace.load(project))
     assert s.context_window == 5000 and s.append_system_prompt == ["x"]
     assert context_window("fake", s.context_window) == 5000
     path.write_text(json.dumps({"compactThreshold": 2}))
     with pytest.raises(SettingsError, match="compactThreshold"):
-        load_agent_settings(project, load_settings(project))
+        load_agent_settings(Workspace.load(project))
     path.write_text(json.dumps({"toolOutputLimit": "big"}))
     with pytest.raises(SettingsError, match=str(path)):
-        load_agent_settings(project, load_settings(project))
+        load_agent_settings(Workspace.load(project))
 
 
 def test_window_table_and_cost() -> None:
@@ -127,7 +128,9 @@ def test_window_table_and_cost() -> None:
 
 def test_spill_keeps_everything_and_read_file_reads_it(project: Path, tmp_path: Path) -> None:
     content = "".join(f"line {i}\n" for i in range(20_000))
-    directory = tmp_path / "user-state" / "outputs"
+    # where a session spills: <state>/projects/<project>/<session>/outputs (the state dir is
+    # masked from tools but for this: the model is told to read its own spilled output)
+    directory = tmp_path / "user-state" / "projects" / "p" / "s" / "outputs"
     shown, path = spill_output(content, limit=2_000, directory=directory, call_id="c/1", tool="x")
     assert path is not None and path.read_text() == content
     assert len(shown) < 2_000 and shown.startswith("line 0\n") and shown.endswith("line 19999\n")

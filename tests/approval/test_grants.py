@@ -36,9 +36,20 @@ pytestmark = pytest.mark.anyio
         # the runner is transparent: one rule covers it and the program it runs
         ("uv run pytest -q", "execute_command(uv run pytest *)"),
         ("touch a", "execute_command(touch a)"),
-        # read-only parts need no rule
-        ("cd src && python3 -m pytest -q | tail -5", "execute_command(python3 -m pytest *)"),
-        ("make && ./run.sh", "execute_command(make), execute_command(run.sh)"),
+        # more than one simple command: exactly the line, never one of its parts
+        (
+            "cd src && python3 -m pytest -q | tail -5",
+            "execute_command(cd src && python3 -m pytest -q | tail -5)",
+        ),
+        ("make && ./run.sh", "execute_command(make && ./run.sh)"),
+        (
+            "for i in 1 2 3; do sleep 1; done",
+            "execute_command(for i in 1 2 3; do sleep 1; done)",
+        ),
+        ("echo gen > gen.txt", "execute_command(echo gen > gen.txt)"),
+        ('echo "$(date)"', None),  # parentheses would end the rule: none
+        ("ls *.py | wc -l", None),  # a * in the text would be a wildcard: no rule
+        ("touch 'a b'", "execute_command(touch a b)"),  # quoted: still one simple command
         ("$X", None),
         ('eval "$X"', None),
     ],
@@ -176,3 +187,19 @@ async def test_the_uv_run_rule_alone_allows_the_command(project: Path) -> None:
     runner = build_runner(project, audit=False, assume_trusted=True)
     decision = await runner.decide("execute_command", {"command": "uv run pytest -q"})
     assert decision.decision == "allow", decision
+
+
+async def test_a_grant_of_a_whole_line_allows_exactly_that_line(project: Path) -> None:
+    """The rule saved for a loop allows that loop again, not its parts on their own."""
+    loop = "for i in 1 2; do sleep 0; done"
+    confirmer = ScriptedConfirmer([Answer.ALWAYS])
+    runner = build_runner(project, confirmer=confirmer)
+    d = await runner.decide("execute_command", {"command": loop})
+    assert confirmer.requests[0].suggested_rule == f"execute_command({loop})"
+    assert d.decision == "allow"
+    again = ScriptedConfirmer([Answer.DENY])
+    fresh = build_runner(project, confirmer=again)
+    d = await fresh.decide("execute_command", {"command": loop})
+    assert (d.decision, d.layer) == ("allow", "RuleEngine") and not again.requests
+    d = await fresh.decide("execute_command", {"command": "sleep 0"})
+    assert d.decision == "deny" and len(again.requests) == 1  # the part alone: asked

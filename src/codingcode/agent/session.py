@@ -28,6 +28,7 @@ from codingcode.agent.context.tokens import context_window, estimate_message, es
 from codingcode.agent.model import ContextLengthExceeded, ModelError, ModelSpec, parse_model
 from codingcode.agent.profiles import AgentSpec, load_agents
 from codingcode.agent.providers import ModelProvider, make_provider
+from codingcode.agent.providers.base import retry_notice
 from codingcode.agent.sessions.store import LoadedSession, SessionStore
 from codingcode.agent.transcript import (
     AgentEvent,
@@ -36,6 +37,7 @@ from codingcode.agent.transcript import (
     Compacted,
     Message,
     ModelRequestStarted,
+    ModelRetry,
     TextDelta,
     TodosChanged,
     ToolCall,
@@ -503,6 +505,11 @@ class AgentSession:
         if signal.is_set():
             return None
         self.sink(ModelRequestStarted(self.session_id))
+
+        def retrying(wait: float, attempt: int, attempts: int, reason: str) -> None:
+            self.sink(ModelRetry(self.session_id, wait, attempt, attempts, reason))
+
+        token = retry_notice.set(retrying)  # the stream's task inherits it
         try:
             async with anyio.create_task_group() as tg:
 
@@ -518,6 +525,8 @@ class AgentSession:
                 tg.start_soon(run)
         except BaseExceptionGroup as group:
             raise first_error(group) from None
+        finally:
+            retry_notice.reset(token)
         if signal.is_set() or not done:
             return None
         return done[-1]
@@ -568,7 +577,16 @@ class AgentSession:
                     kind=ErrorKind.INVALID_ARGUMENTS,
                 )
             self.resolver.ensure_callable(call.name)
-            ctx = self.runner.context(signal=signal, state=self.state, turn_id=self.turn)
+            ctx = self.runner.context(
+                signal=signal,
+                state=self.state,
+                turn_id=self.turn,
+                # What the model sees of a result is decided once (see _fit_output): a tool
+                # that cuts its own output to this budget saves the whole of it here.
+                output_dir=self.spill_dir,
+                call_id=call.id,
+                output_budget=self.settings.tool_output_limit,
+            )
 
             def decided(decision: Decision) -> None:
                 self._decided(call, decision)
@@ -642,8 +660,13 @@ class AgentSession:
         calls through the same pipeline under the session id ``parent/child``."""
         self._children += 1
         child_id = f"{self.session_id}/{spec.name}-{self._children}"
-        if spec.model:
-            model = parse_model(spec.model, source=spec.origin, scope=spec.scope)
+        from codingcode.agent.model import resolve_alias
+
+        written = (
+            resolve_alias(spec.model, self.model, self.workspace.settings) if spec.model else None
+        )
+        if written:
+            model = parse_model(written, source=spec.origin, scope=spec.scope)
             provider = make_provider(model, settings=self.workspace.settings)
             self._owned_providers.append(provider)
         else:
@@ -716,10 +739,12 @@ def open_session(
     from codingcode.agent.sessions.store import project_dir
     from codingcode.workspace import workspace_for
 
-    project = project.resolve()
-    workspace = workspace_for(project, workspace)
+    # The session's project is its workspace's: read once here (or handed down by the front
+    # end), and every builder below takes that one Workspace.
+    workspace = workspace_for(project.resolve(), workspace)
+    project = workspace.root
     service = service if service is not None else ToolService.default()
-    agents = agents if agents is not None else load_agents(project, workspace.is_trusted)
+    agents = agents if agents is not None else load_agents(workspace)
     if resume is not None:
         session_id = resume.session_id
     session_id = session_id or new_session_id()
@@ -742,7 +767,7 @@ def open_session(
         checkpoints=True,
         workspace=workspace,
     )
-    settings = load_agent_settings(project, workspace.settings)
+    settings = load_agent_settings(workspace)
     store: SessionStore | None = None
     if resume is not None:
         store = SessionStore(resume.directory, session_id)

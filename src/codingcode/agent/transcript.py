@@ -194,8 +194,32 @@ class Compacted:
     messages_summarized: int
 
 
+@dataclass
+class ModelRetry:
+    """A model request failed in a way worth another try; the next attempt starts after
+    ``wait_s`` (front ends show it while it waits)."""
+
+    session_id: str
+    wait_s: float
+    #: The attempt about to be made, and how many there will be at most.
+    attempt: int
+    attempts: int
+    #: Why (one line: "connection refused", "HTTP 503", ...).
+    reason: str
+
+    def line(self) -> str:
+        return (
+            f"retrying in {self.wait_s:.0f} s (attempt {self.attempt} of {self.attempts}): "
+            f"{self.reason}"
+            if self.wait_s >= 1
+            else f"retrying in {self.wait_s:.1f} s (attempt {self.attempt} of {self.attempts}): "
+            f"{self.reason}"
+        )
+
+
 AgentEvent = (
     ModelRequestStarted
+    | ModelRetry
     | ToolDecision
     | UsageReported
     | Compacted

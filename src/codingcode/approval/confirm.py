@@ -123,6 +123,19 @@ def offered(request: ConfirmRequest) -> list[tuple[str, Answer, str]]:
     return list(CHOICES)
 
 
+def not_offered(request: ConfirmRequest) -> str:
+    """Why the grant answers are not offered for this request (said when one is pressed)."""
+    if request.preset:
+        return (
+            "a preset rule asks about this kind of call every time, so it cannot be granted "
+            "for the session or always; answer y (once) or n"
+        )
+    return (
+        "no rule can be saved for this call (its text cannot be written as a rule: a `*`, "
+        "parentheses, a comma or several lines); answer y (once) or n"
+    )
+
+
 def headless_message(call: ToolCall, reason: str, suggested_rule: str | None) -> str:
     """The deny message when an ``ask`` has no one to answer it."""
     how = []

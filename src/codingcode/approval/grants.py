@@ -136,15 +136,67 @@ def command_rule(c: shell.Command) -> str | None:
     return " ".join(words) + (" *" if i < len(args) else "")
 
 
+#: Outside quotes, these make a line more than one simple command (a list, a pipeline, a
+#: redirection, a subshell or group, a substitution, a second line).
+_COMPOUND = frozenset(";&|<>()`\n{}")
+_KEYWORDS = frozenset(
+    {"for", "while", "until", "if", "case", "select", "function", "[[", "((", "!", "time"}
+)
+
+
+def single_simple(command: str) -> bool:
+    """Whether a command line is one simple command: words only, no operator, redirection,
+    substitution or compound keyword (quotes are read; anything unsure is not simple)."""
+    text = command.strip()
+    if not text or text.split(None, 1)[0] in _KEYWORDS:
+        return False
+    quote = ""
+    escaped = False
+    for i, ch in enumerate(text):
+        if escaped:
+            escaped = False
+            continue
+        if ch == "\\" and quote != "'":
+            escaped = True
+            continue
+        if quote:
+            if ch == quote:
+                quote = ""
+            elif quote == '"' and (ch == "`" or text.startswith("$(", i)):
+                return False
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in _COMPOUND or text.startswith("$(", i):
+            return False
+    return not quote
+
+
+def exact_rule(tool: str, command: str) -> str | None:
+    """A rule allowing exactly this line (None: its text cannot be a rule: a ``*`` would be a
+    wildcard, parentheses or a comma would end the pattern, a newline the rule)."""
+    text = command.strip()
+    if not text or len(text) > 300 or any(ch in text for ch in "*(),\n"):
+        return None
+    return f"{tool}({text})"
+
+
 def narrow_rule(tool: str, command: str, project: Path, cwd: Path) -> str | None:
     """The rule(s) a grant for this call of a tool that runs ``command`` (the argument its
-    declaration marks as the command line) saves; None: none can be made."""
+    declaration marks as the command line) saves; None: none can be made.
+
+    Only a single simple command gets a pattern (``git push origin *``); any other line (a
+    loop, a list, a pipeline, a redirection) gets a rule for exactly its text, so the rule
+    shown is what the user approves (``for ...; do sleep 1; done`` is never offered as
+    ``sleep 1``, nor ``echo gen > gen.txt`` as ``echo gen``)."""
     from codingcode.approval.readonly import command_read_only
 
     at = lexical(str(cwd), project)
     analysis = shell.analyze(command, at)
     if analysis.opaque or analysis.parse_error or analysis.risky_assignments:
         return None
+    if not single_simple(command):
+        return exact_rule(tool, command)
     from codingcode.approval.readonly import MAX_WORDS
 
     if sum(len(c.argv) for c in analysis.commands) > MAX_WORDS:

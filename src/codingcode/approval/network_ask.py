@@ -43,11 +43,11 @@ from codingcode.sandbox.network.domains import (
     normalize_host,
     pattern_problem,
 )
-from codingcode.sandbox.network.runtime import Blocked
 
 if TYPE_CHECKING:
     from codingcode.approval.pipeline import ApprovalPipeline
     from codingcode.approval.rules import RuleEngine
+    from codingcode.sandbox.network.calls import Blocked
     from codingcode.trust import TrustStore
 
 #: At most this many names in one question (a command that tried hundreds is shown the first).
@@ -56,7 +56,7 @@ MAX_ASKED = 10
 FIRST_RUN_CHARS = 2000
 
 #: Runs the call again with these extra names; returns its result and its own refusals.
-Rerun = Callable[[frozenset[str]], Awaitable[tuple[str, list[Blocked]]]]
+Rerun = Callable[[frozenset[str]], Awaitable[tuple[str, list["Blocked"]]]]
 
 
 def askable(blocks: Iterable[Blocked]) -> list[str]:
@@ -98,12 +98,12 @@ def program_rule(pipeline: ApprovalPipeline, call: ToolCall, names: Sequence[str
     """The per-program rule that grants ``names`` to this call's programs, when the names are
     their package registry's (npm → registry.npmjs.org, pip → pypi.org, ...) and the rule
     really gives this whole call every one of them; else None."""
-    from codingcode.approval.grants import narrow_rule
+    from codingcode.approval.grants import narrow_rule, single_simple
     from codingcode.approval.network_scopes import with_program_network
 
     command = _command(call)
-    if command is None:
-        return None
+    if command is None or not single_simple(command):
+        return None  # a whole line's rule would give its names to every program in it
     rule = narrow_rule(call.tool, command, call.project_path, call.cwd)
     scoped = with_program_network(rule, names)
     if rule is None or scoped is None or scoped == rule:

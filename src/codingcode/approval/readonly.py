@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from codingcode import shell
+from codingcode.paths import spellings
 
 #: Directories any read-only command may read besides the project.
 SYSTEM_READ_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt")
@@ -179,15 +180,13 @@ def _masked(path: str) -> bool:
 
 
 def _path_ok(text: str, cwd: str, roots: tuple[str, ...]) -> bool:
-    absolute = text if text.startswith("/") else posixpath.join(cwd, text)
-    lexical = posixpath.normpath(absolute)
-    if not _inside(lexical, roots) or _masked(lexical):
-        return False
+    # (lexical,) or (lexical, resolved): within one decision each path is resolved once,
+    # and the secrets check that follows reads the same resolution
     try:
-        real = os.path.realpath(lexical)
+        forms = spellings(text, cwd)
     except OSError:  # a link it may not follow (/proc/1/root): not known to only read
         return False
-    return _inside(real, roots) and not _masked(real)
+    return all(_inside(p, roots) and not _masked(p) for p in forms)
 
 
 def _glob_ok(word: shell.Word, cwd: str, roots: tuple[str, ...]) -> bool:

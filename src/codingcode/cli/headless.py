@@ -71,6 +71,7 @@ class HeadlessReporter:
         from codingcode.agent.transcript import (
             AgentTextDelta,
             ModelRequestStarted,
+            ModelRetry,
             SubAgentFinished,
             SubAgentStarted,
             ToolCallFinished,
@@ -88,7 +89,9 @@ class HeadlessReporter:
         if self.quiet:
             return
         indent = "  " * depth_of(event.session_id, self.root)
-        if isinstance(event, ToolCallStarted):
+        if isinstance(event, ModelRetry):
+            typer.echo(f"{indent}… {event.line()}", err=True)
+        elif isinstance(event, ToolCallStarted):
             typer.echo(f"{indent}> {event.call.name}({summarize_args(event.call)})", err=True)
         elif isinstance(event, ToolCallFinished) and event.result.is_error:
             typer.echo(f"{indent}  ! {error_line(event.result.error_kind, event.result.content)}",

@@ -66,6 +66,13 @@ class ToolExecCtx:
     #: The MCP request's channel back to its client when the call came in through
     #: ``codingcode mcp`` (log, progress, sample, elicit, close_sse_stream); else None.
     mcp: McpRequestChannel | None = None
+    #: Where a tool saves the whole of an output too long to show (the session's outputs
+    #: directory; None: nowhere, the output is only cut), and the call's id to name it by.
+    output_dir: Path | None = None
+    call_id: str = ""
+    #: The characters of a result the model sees (the session's ``toolOutputLimit``): a
+    #: tool that cuts its own output to this budget is not cut again.
+    output_budget: int | None = None
 
     def __post_init__(self) -> None:
         self.project_path = Path(self.project_path).resolve()

@@ -12,13 +12,14 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from codingcode.cli.agent_commands import cli_session, depth_of, summarize_args
 from codingcode.cli.tool_commands import check_mode, project_dir
 from codingcode.tools.declarations import Lookup, builtin_declaration, lookup
+from codingcode.tools.output import plural
 from codingcode.tui.keys import TurnKeys
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ class TerminalView:
         self.before: dict[str, str | None] = {}
         #: The session's tool declarations (which calls write a file, and which arguments).
         self.declared: Lookup = builtin_declaration
+        #: Calls (tool and arguments) whose diff a question already showed: not shown again.
+        self.asked: set[str] = set()
 
     def _stop_live(self) -> None:
         self._stop_waiting()
@@ -57,6 +60,16 @@ class TerminalView:
             self.live.stop()
             self.live = None
         self.buffer = ""
+
+    def _streaming(self) -> Any:
+        """The answer so far, with a spinner under it while the model is still writing."""
+        from rich.console import Group
+        from rich.markdown import Markdown
+        from rich.spinner import Spinner
+
+        return Group(
+            Markdown(self.buffer), Spinner("dots", text=f" {self.model} is writing…", style="dim")
+        )
 
     def _stop_waiting(self) -> None:
         if self.waiting is not None:
@@ -71,6 +84,7 @@ class TerminalView:
             AgentMessage,
             AgentTextDelta,
             ModelRequestStarted,
+            ModelRetry,
             SubAgentFinished,
             SubAgentStarted,
             TodosChanged,
@@ -80,6 +94,12 @@ class TerminalView:
 
         depth = depth_of(event.session_id, self.root)
         indent = "  " * depth
+        if isinstance(event, ModelRetry):
+            # Every retry is shown while it waits (a dead endpoint is not "thinking").
+            self.console.print(f"{indent}[yellow]… {escape(event.line())}[/]")
+            if self.waiting is not None:
+                self.waiting.update(f"[dim]{escape(event.line())}[/]")
+            return
         if isinstance(event, ModelRequestStarted):
             if not depth and self.live is None and self.waiting is None:
                 self.waiting = self.console.status(f"[dim]{self.model} is thinking…[/]")
@@ -94,10 +114,10 @@ class TerminalView:
             if self.live is None:
                 from rich.live import Live
 
-                self.live = Live(Markdown(self.buffer), console=self.console, refresh_per_second=12)
+                self.live = Live(self._streaming(), console=self.console, refresh_per_second=12)
                 self.live.start()
             else:
-                self.live.update(Markdown(self.buffer))
+                self.live.update(self._streaming())
         elif isinstance(event, AgentMessage):
             if self.live is not None:
                 self.live.update(Markdown(self.buffer))
@@ -140,6 +160,10 @@ class TerminalView:
             return
         before = self.before.pop(call.id)
         assert isinstance(call.arguments, dict)
+        key = call_key(call.name, call.arguments)
+        if key in self.asked:
+            self.asked.discard(key)  # the question showed this diff: once is enough
+            return
         declared = self.declared(call.name)
         diff = applied_diff(call.name, call.arguments, self.project, before, declared)
         if diff is None or diff.empty:
@@ -150,13 +174,25 @@ class TerminalView:
     def render_result(self, indent: str, content: str, is_error: bool) -> None:
         from rich.markup import escape
 
+        from codingcode.tools.output import real_sizes
+
         lines = content.rstrip().splitlines() or ["(empty)"]
         shown = lines[:4]
         style = "red" if is_error else "dim"
         for line in shown:
             self.console.print(f"{indent}  [{style}]│ {escape(line[:160])}[/]")
-        if len(lines) > len(shown):
-            self.console.print(f"{indent}  [{style}]│ … {len(lines) - len(shown)} more lines[/]")
+        cut = real_sizes(content)
+        if cut:
+            # The real sizes, not those of the preview the model got.
+            for what, size, count, where in cut:
+                saved = f" — saved in {where}" if where else ""
+                self.console.print(
+                    f"{indent}  [{style}]│ … {what}: {plural(count, 'line')}, "
+                    f"{human_bytes(size)} in all{escape(saved)}[/]"
+                )
+        elif len(lines) > len(shown):
+            more = plural(len(lines) - len(shown), "more line")
+            self.console.print(f"{indent}  [{style}]│ … {more}[/]")
 
     def render_todos(self, todos: list[dict[str, str]]) -> None:
         from rich.markup import escape
@@ -171,6 +207,19 @@ class TerminalView:
 
     def finish(self) -> None:
         self._stop_live()
+
+
+def call_key(tool: str, args: object) -> str:
+    import json
+
+    return tool + json.dumps(args, sort_keys=True, default=str)
+
+
+def human_bytes(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return plural(n, "byte")
 
 
 class TerminalConfirmerApp:
@@ -236,10 +285,16 @@ class TerminalConfirmerApp:
         title.append(f"  [{call.tool}]", style="dim")
         self.console.print(title)
         self.console.print(Text.from_ansi(describe_call(call, color=True)))
+        self.view.asked.add(call_key(call.tool, call.args))
         self.console.print(Text(f"Why you are asked: {why_asked(request)}.", style="dim"))
         caps = describe_capabilities(request.capabilities)
         if caps:
             self.console.print(Text(f"If allowed, the sandbox lets it: {caps}.", style="dim"))
+        if request.credentials:
+            placeholders = "; ".join(request.credentials)
+            self.console.print(
+                Text(f"Credentials it gets as placeholders: {placeholders}.", style="dim")
+            )
         choices = offered(request)
         if any(a.grants for _, a, _ in choices):
             self.console.print(Text(grant_line(request)))
@@ -256,6 +311,23 @@ class TerminalConfirmerApp:
 
             bindings.add(key)(pick)
             bindings.add(key.upper())(pick)
+
+        from codingcode.approval.confirm import CHOICES, not_offered
+
+        why_not = not_offered(request)
+        for key, _, said in CHOICES:
+            if key in keys:
+                continue
+
+            def explain(event: object, key: str = key, said: str = said) -> None:
+                # An answer not offered says why, instead of doing nothing.
+                from prompt_toolkit.application import run_in_terminal
+
+                line = f"{key} ({said}) is not offered: {why_not}."
+                run_in_terminal(lambda: self.console.print(Text(line, style="yellow")))
+
+            bindings.add(key)(explain)
+            bindings.add(key.upper())(explain)
 
         @bindings.add("c-c")
         def interrupt(event: object) -> None:

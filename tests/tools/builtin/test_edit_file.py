@@ -25,7 +25,7 @@ async def test_replaces_the_single_occurrence(
 ) -> None:
     (project / "m.py").write_text("def f():\n    return 1\n\ndef g():\n    return 2\n")
     out = await edit(service, ctx, "m.py", "    return 2\n", "    x = 2\n    return x\n")
-    assert out == "Edited m.py: replaced 2 line(s) at line 5 with 3 line(s)."
+    assert out == "Edited m.py: replaced 2 lines at line 5 with 3 lines."
     assert (
         project / "m.py"
     ).read_text() == "def f():\n    return 1\n\ndef g():\n    x = 2\n    return x\n"

@@ -92,10 +92,36 @@ async def test_output_is_capped_keeping_head_and_tail(
         service, ctx, "echo FIRST; head -c 200000 /dev/zero | tr '\\0' x; echo; echo LAST"
     )
     assert "FIRST" in out and "LAST" in out
-    assert "bytes omitted" in out
+    # The note gives the real size (no output directory here: not saved, and says so).
+    assert out.count("[... output cut:") == 1
+    assert "The whole stdout is 200,012 bytes, 3 lines; it was not saved" in out
     assert len(out) < OUTPUT_CAP_BYTES + 500
 
 
 async def test_timeout_out_of_range(service: ToolService, ctx: ToolExecCtx) -> None:
     with pytest.raises(AgentError, match="less than or equal to 600000"):
         await run(service, ctx, "true", timeout_ms=600_001)
+
+
+def test_a_stream_past_the_saved_cap_says_so_and_keeps_its_real_end(tmp_path: Path) -> None:
+    from codingcode.process import CappedBuffer
+    from codingcode.tools.builtin.shell import stream_text
+
+    buf = CappedBuffer(100, spool=tmp_path / "out.txt", spool_cap=500)
+    data = b"".join(b"%04d\n" % n for n in range(1, 401))  # 2,000 bytes, 400 lines
+    for i in range(0, len(data), 7):
+        buf.feed(data[i : i + 7])
+    buf.close()
+    assert (tmp_path / "out.txt").read_bytes() == data[:500]
+    text = stream_text(buf, "stdout")
+    assert "The whole stdout is 2,000 bytes, 400 lines; its first 500 bytes are saved" in text
+    assert text.endswith("0399\n0400\n") and text.startswith("0001\n")
+    whole = CappedBuffer(100, spool=tmp_path / "whole.txt")
+    whole.feed(data)
+    whole.close()
+    assert (tmp_path / "whole.txt").read_bytes() == data
+    assert "all of it is saved in" in stream_text(whole, "stdout")
+    small = CappedBuffer(100, spool=tmp_path / "small.txt")
+    small.feed(b"short\n")
+    small.close()
+    assert not (tmp_path / "small.txt").exists() and stream_text(small, "stdout") == "short\n"

@@ -1,8 +1,10 @@
 """Large tool outputs: saved whole to the session's directory, a preview sent to the model.
 
 An output longer than the limit (setting ``toolOutputLimit``) is written atomically to
-``<session dir>/outputs/<call id>.txt``; the model gets its head and tail, the number of
-characters and lines left out, and the path (``read_file`` reads it with offset/limit).
+``<session dir>/outputs/<call id>.txt``; the model gets its head and tail, the bytes and
+lines left out, the real size and the path (``read_file`` reads it with offset/limit). This
+is the one cut of a result: a tool that cut its own output to the same budget (a command's
+streams, saved while they ran) is not cut again.
 If the file cannot be written (disk full, ...), the whole output is sent: nothing is lost.
 """
 
@@ -12,6 +14,7 @@ import re
 from pathlib import Path
 
 from codingcode.atomic import atomic_write_bytes
+from codingcode.tools.output import cut_note
 
 #: Shares of the limit the preview shows from the start and the end of the output.
 HEAD_SHARE = 0.4
@@ -49,12 +52,15 @@ def spill_output(
     head = _cut_head(content, int(limit * HEAD_SHARE))
     tail = _cut_tail(content, int(limit * TAIL_SHARE))
     left = content[len(head) : len(content) - len(tail)]
-    lines = content.count("\n") + 1
-    head_lines = head.count("\n")
-    note = (
-        f"\n[... output cut: {len(left)} characters ({left.count(chr(10))} lines) not shown. "
-        f"The whole output ({len(content)} characters, {lines} lines) is saved in {path} — "
-        f"read it with read_file (path={str(path)!r}, offset={head_lines + 1}, limit=...) "
-        "or search it with search_code ...]\n"
+    whole = len(content.encode("utf-8", errors="surrogatepass"))
+    lines = content.count("\n") + (0 if content.endswith("\n") else 1)
+    note = cut_note(
+        what="output",
+        left_bytes=len(left.encode("utf-8", errors="surrogatepass")),
+        left_lines=left.count("\n"),
+        total_bytes=whole,
+        total_lines=lines,
+        path=path,
+        next_line=head.count("\n") + 1,
     )
-    return head + note + tail, path
+    return f"{head}\n{note}\n{tail}", path

@@ -14,11 +14,11 @@ from codingcode.agent.providers.base import (
     EndpointWords,
     Failure,
     ModelClientSettings,
+    StreamingProvider,
     WireNames,
     classify,
     http_timeout,
     parse_arguments,
-    stream_with_retries,
 )
 from codingcode.agent.transcript import Message, StreamEvent, TextDelta, TurnComplete, Usage
 from codingcode.tools.definition import ToolDefinition
@@ -98,14 +98,14 @@ def _valid_unicode(value: Any) -> Any:
     return value
 
 
-class AnthropicProvider:
+class AnthropicProvider(StreamingProvider):
     name = "anthropic"
+    base_url_variable = "ANTHROPIC_BASE_URL"
 
     def __init__(self, model: str, settings: ModelClientSettings | None = None) -> None:
         import anthropic
 
-        self.model = model
-        self.settings = settings or ModelClientSettings()
+        self._setup(model, settings)
         try:
             # Our own retries (stream_with_retries) replace the SDK's, which knew no bound.
             self._client = anthropic.AsyncAnthropic(
@@ -118,13 +118,13 @@ class AnthropicProvider:
             ) from None
         self._sdk = anthropic
 
-    async def aclose(self) -> None:
-        await self._client.close()
-
-    async def stream(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolDefinition]
-    ) -> AsyncIterator[StreamEvent]:
-        names = WireNames([t.name for t in tools])
+    def _request(
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        names: WireNames,
+    ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "max_tokens": MAX_TOKENS,
@@ -137,10 +137,7 @@ class AnthropicProvider:
             kwargs["tools"] = [
                 {**ToolService.anthropic_schema(t), "name": names.to_wire(t.name)} for t in tools
             ]
-        async for event in stream_with_retries(
-            lambda: self._attempt(kwargs, names), self._classify, self.settings
-        ):
-            yield event
+        return kwargs
 
     async def _attempt(
         self, kwargs: dict[str, Any], names: WireNames

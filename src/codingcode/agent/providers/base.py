@@ -8,6 +8,7 @@ import random
 import re
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any, Protocol
@@ -201,6 +202,10 @@ class Failure:
 
     message: str
     retryable: bool = False
+    #: A short name of the cause, shown with a retry ("connection refused", "HTTP 503").
+    reason: str = ""
+    #: The endpoint refused the connection: nothing listens there, retried only briefly.
+    refused: bool = False
     #: Seconds the endpoint asked us to wait (Retry-After), when it did.
     retry_after: float | None = None
     #: The request is longer than the model's context window (the loop compacts and asks
@@ -257,13 +262,63 @@ def one_line(text: str) -> str:
 MALFORMED = (ValueError, TypeError, AttributeError, KeyError, IndexError)
 
 
+#: A refused connection (nothing listens there) is retried at most this many times, after
+#: these short waits: a server that is starting gets a moment, a dead one fails fast.
+REFUSED_RETRIES = 2
+REFUSED_WAIT_S = 0.5
+
+#: Who is told of each retry while it waits (the session sets it around its requests).
+RetryNotice = Callable[[float, int, int, str], None]
+retry_notice: ContextVar[RetryNotice | None] = ContextVar("retry_notice", default=None)
+
+
+def check_base_url(variable: str, value: str | None) -> None:
+    """A base URL from the environment must be an http(s) URL with a host: anything else
+    fails at once with one line, never retried."""
+    from urllib.parse import urlsplit
+
+    from codingcode.agent.model import ModelError
+
+    if value is None or value == "":
+        return
+    try:
+        parts = urlsplit(value.strip())
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        if ok:
+            parts.port  # noqa: B018  # a bad port raises here
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ModelError(
+            f"{variable}={value!r} is not a valid URL: give the endpoint as "
+            "http(s)://host[:port][/path], e.g. http://localhost:8000/v1."
+        )
+
+
+def is_refused(exc: BaseException) -> bool:
+    """Whether a connection error is a refused connection (ECONNREFUSED) somewhere in its
+    chain of causes."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return True
+        text = str(current)
+        if "Connection refused" in text or "[Errno 111]" in text:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 async def stream_with_retries(
     attempt: Callable[[], AsyncIterator[StreamEvent]],
     classify: Callable[[Exception], Failure | None],
     settings: ModelClientSettings,
 ) -> AsyncIterator[StreamEvent]:
     """Run ``attempt`` and retry it, with backoff, while it fails retryably before it has
-    yielded anything; every other failure becomes one ModelError line."""
+    yielded anything; every other failure becomes one ModelError line. Each retry is told
+    (:data:`retry_notice`) before its wait."""
     from codingcode.agent.model import ModelError
 
     retries = 0
@@ -283,7 +338,10 @@ async def stream_with_retries(
 
             raise ContextLengthExceeded(one_line(failure.message), limit=failure.context_limit)
         done = f" (gave up after {retries + 1} attempts)" if retries else ""
-        if not failure.retryable or yielded or retries >= settings.max_retries:
+        limit = (
+            min(settings.max_retries, REFUSED_RETRIES) if failure.refused else settings.max_retries
+        )
+        if not failure.retryable or yielded or retries >= limit:
             raise ModelError(one_line(failure.message + done))
         if failure.retry_after is not None:
             wait = failure.retry_after
@@ -295,12 +353,18 @@ async def stream_with_retries(
                         "try again later."
                     )
                 )
+        elif failure.refused:
+            wait = min(settings.max_retry_wait_s, REFUSED_WAIT_S * 2**retries)
         else:
             wait = min(
                 settings.max_retry_wait_s,
                 INITIAL_BACKOFF_S * 2**retries * random.uniform(0.75, 1.25),
             )
         retries += 1
+        notice = retry_notice.get()
+        if notice is not None:
+            reason = failure.reason or one_line(failure.message)[:120]
+            notice(wait, retries + 1, limit + 1, reason)
         await anyio.sleep(wait)
 
 
@@ -353,6 +417,7 @@ def classify(
             or status >= 500
             or (status < 400 and kind in retry_kinds),
             retry_after=retry_after_seconds(getattr(exc.response, "headers", None)),
+            reason=f"HTTP {status}" + (f" {kind}" if kind else ""),
         )
     if isinstance(exc, (sdk.APITimeoutError, *timeouts)):
         return Failure(
@@ -360,15 +425,27 @@ def classify(
             f"{settings.connect_timeout_s:g}s, read {settings.read_timeout_s:g}s: "
             "model_client.connect_timeout_s / read_timeout_s in settings).",
             retryable=True,
+            reason="timed out",
+        )
+    if isinstance(exc, (sdk.APIConnectionError, *transport)) and is_refused(exc):
+        return Failure(
+            f"Cannot reach the {words.endpoint}: connection refused (nothing listens "
+            f"there). {words.reach_hint}",
+            retryable=True,
+            reason="connection refused",
+            refused=True,
         )
     if isinstance(exc, sdk.APIConnectionError):
         return Failure(
-            f"Cannot reach the {words.endpoint}: {exc}. {words.reach_hint}", retryable=True
+            f"Cannot reach the {words.endpoint}: {exc}. {words.reach_hint}",
+            retryable=True,
+            reason="connection failed",
         )
     if isinstance(exc, transport):
         return Failure(
             f"The connection to the {words.endpoint} broke: {type(exc).__name__}: {exc}.",
             retryable=True,
+            reason="connection broke",
         )
     if isinstance(exc, base_error):
         return Failure(f"The {words.request} request failed: {exc}")
@@ -378,3 +455,51 @@ def classify(
             f"({type(exc).__name__}: {str(exc)[:200]}); the answer was dropped."
         )
     return None
+
+
+class StreamingProvider:
+    """The skeleton both providers share: the endpoint checked up front, one request built
+    per response, streamed by ``_attempt`` and retried by :func:`stream_with_retries` as
+    ``_classify`` judges each failure. A provider fills in those three and its client."""
+
+    name = ""
+    #: The environment variable naming the endpoint (checked to be a URL at start).
+    base_url_variable = ""
+    model: str
+    settings: ModelClientSettings
+    _client: Any
+
+    def _setup(self, model: str, settings: ModelClientSettings | None) -> None:
+        import os
+
+        self.model = model
+        self.settings = settings or ModelClientSettings()
+        check_base_url(self.base_url_variable, os.environ.get(self.base_url_variable))
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def _request(
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        names: WireNames,
+    ) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _attempt(self, kwargs: dict[str, Any], names: WireNames) -> AsyncIterator[StreamEvent]:
+        raise NotImplementedError
+
+    def _classify(self, exc: Exception) -> Failure | None:
+        raise NotImplementedError
+
+    async def stream(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolDefinition]
+    ) -> AsyncIterator[StreamEvent]:
+        names = WireNames([t.name for t in tools])
+        kwargs = self._request(system, messages, tools, names)
+        async for event in stream_with_retries(
+            lambda: self._attempt(kwargs, names), self._classify, self.settings
+        ):
+            yield event

@@ -17,11 +17,11 @@ from codingcode.agent.providers.base import (
     EndpointWords,
     Failure,
     ModelClientSettings,
+    StreamingProvider,
     WireNames,
     classify,
     http_timeout,
     parse_arguments,
-    stream_with_retries,
 )
 from codingcode.agent.transcript import Message, StreamEvent, TextDelta, TurnComplete, Usage
 from codingcode.tools.definition import ToolDefinition
@@ -68,14 +68,14 @@ class _PartialCall:
     arguments: list[str] = field(default_factory=list)
 
 
-class OpenAIChatProvider:
+class OpenAIChatProvider(StreamingProvider):
     name = "openai"
+    base_url_variable = "OPENAI_BASE_URL"
 
     def __init__(self, model: str, settings: ModelClientSettings | None = None) -> None:
         import openai
 
-        self.model = model
-        self.settings = settings or ModelClientSettings()
+        self._setup(model, settings)
         if not os.environ.get("OPENAI_API_KEY"):
             raise ModelError(
                 "OPENAI_API_KEY is not set. Set it to your key (for a local server that needs "
@@ -88,9 +88,6 @@ class OpenAIChatProvider:
         )
         self._errors = openai
 
-    async def aclose(self) -> None:
-        await self._client.close()
-
     async def _create(self, kwargs: dict[str, Any]) -> Any:
         """Start the stream; servers that reject ``stream_options`` are asked again without."""
         openai = self._errors
@@ -102,10 +99,13 @@ class OpenAIChatProvider:
             retry = {k: v for k, v in kwargs.items() if k != "stream_options"}
             return await self._client.chat.completions.create(**retry)
 
-    async def stream(
-        self, system: str, messages: Sequence[Message], tools: Sequence[ToolDefinition]
-    ) -> AsyncIterator[StreamEvent]:
-        names = WireNames([t.name for t in tools])
+    def _request(
+        self,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolDefinition],
+        names: WireNames,
+    ) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": to_openai_messages(system, messages, names),
@@ -116,10 +116,7 @@ class OpenAIChatProvider:
             kwargs["tools"] = [
                 _with_name(ToolService.openai_schema(t), names.to_wire(t.name)) for t in tools
             ]
-        async for event in stream_with_retries(
-            lambda: self._attempt(kwargs, names), self._classify, self.settings
-        ):
-            yield event
+        return kwargs
 
     async def _attempt(
         self, kwargs: dict[str, Any], names: WireNames

@@ -199,6 +199,14 @@ class RuleEngine:
         hit = plan.all.best("command", [command.strip()])
         if hit is not None and hit.rule.action != "allow":
             winners.append(hit)
+        # An allow rule for exactly this whole line (no wildcard: what a grant of a loop or
+        # a pipeline saves) vouches for each of its parts; deny and ask rules still apply.
+        exact = plan.all.best("command", [command.strip()])
+        whole = exact if exact is not None and exact.rule.action == "allow" else None
+        if whole is not None and ("*" in whole.spec or whole.spec.strip() != command.strip()):
+            whole = None
+        if whole is not None:
+            winners.append(whole)
         for c in analysis.commands:
             if not c.argv:
                 continue
@@ -210,7 +218,7 @@ class RuleEngine:
                     hit = None
             else:
                 hit = plan.all.best("command", line)
-                if hit is None:
+                if hit is None and whole is None:
                     undecided = True
             if hit is not None:
                 winners.append(hit)
@@ -287,9 +295,9 @@ def _command_words(analysis: shell.Analysis) -> tuple[tuple[str, str], ...]:
 def _result(c: _Compiled, domains: frozenset[str] | None = None) -> LayerResult:
     r = c.rule
     where = f" ({r.scope.value} settings)" if r.scope is not None else ""
-    reason = r.reason or f"{r.action} rule {r.text!r}{where}"
+    reason = r.reason or f"{r.action} rule {r.shown!r}{where}"
     if r.action != "allow":
         granted: frozenset[str] = frozenset()
     else:
         granted = frozenset(r.domains) if domains is None else domains
-    return LayerResult(RULES, r.action, reason, r.text, domains=granted)
+    return LayerResult(RULES, r.action, reason, r.shown, domains=granted)

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from codingcode.errors import CancelledError, InvalidArgumentsError, ToolTimeoutError
-from codingcode.process import CommandResult, run_command
-from codingcode.tools.builtin.fs import display_path
+from codingcode.process import OUTPUT_CAP_BYTES, CappedBuffer, CommandResult, run_command
+from codingcode.tools.builtin.file_access import display_path
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.output import cut_note
 
+#: Room for the header, the notes and mask hints within a result's budget.
+NOTES_ROOM = 2_000
+MIN_STREAM_CAP = 1_000
 TIMEOUT_DEFAULT_MS = 30_000
 #: Ten minutes: long enough for a full build or test run, short enough that a hung
 #: command cannot hold a session for good.
@@ -54,10 +59,42 @@ def format_result(result: CommandResult) -> str:
         parts.append(f"Exit code: {result.exit_code}")
     for label, buf in (("stdout", result.stdout), ("stderr", result.stderr)):
         if buf.total:
-            parts.append(f"--- {label} ---\n{buf.text().rstrip()}")
+            parts.append(f"--- {label} ---\n{stream_text(buf, label).rstrip()}")
     if not result.stdout.total and not result.stderr.total:
         parts.append("(no output)")
     return "\n".join(parts)
+
+
+def stream_text(buf: CappedBuffer, label: str) -> str:
+    """A stream as the model sees it: whole, or its head and tail around the one note that
+    gives its real size and where it is saved whole."""
+    if not buf.omitted:
+        return buf.text()
+    head, tail = buf.head_bytes(), buf.tail_bytes()
+    # Cut at line ends, so read_file can go on from the line after the head.
+    nl = head.rfind(b"\n")
+    if nl > len(head) // 2:
+        head = head[: nl + 1]
+    nl = tail.find(b"\n")
+    if 0 <= nl < len(tail) // 2:
+        tail = tail[nl + 1 :]
+    left = buf.total - len(head) - len(tail)
+    head_lines = head.count(b"\n")
+    tail_lines = tail.count(b"\n") + (1 if tail and not tail.endswith(b"\n") else 0)
+    note = cut_note(
+        what=label,
+        left_bytes=left,
+        left_lines=max(0, buf.lines - head_lines - tail_lines),
+        total_bytes=buf.total,
+        total_lines=buf.lines,
+        path=buf.spool_path,
+        next_line=head_lines + 1,
+        saved_bytes=buf.spooled,
+        why_not_saved=buf.spool_error or "",
+    )
+    shown_head = head.decode("utf-8", errors="replace")
+    shown_tail = tail.decode("utf-8", errors="replace")
+    return f"{shown_head}\n{note}\n{shown_tail}"
 
 
 #: At most this many mask hints on one result.
@@ -101,6 +138,14 @@ async def execute_command(args: ExecuteCommandArgs, ctx: ToolExecCtx) -> str:
         from codingcode.tools.builtin.background import start_in_background
 
         return await start_in_background(args.command, cwd, ctx)
+    files = None
+    if ctx.output_dir is not None:
+        name = _safe(ctx.call_id or f"command-{time.time_ns()}")
+        files = (ctx.output_dir / f"{name}-stdout.txt", ctx.output_dir / f"{name}-stderr.txt")
+    cap = OUTPUT_CAP_BYTES
+    if ctx.output_budget is not None:
+        # Both streams and their notes fit the budget: the session does not cut it again.
+        cap = max(MIN_STREAM_CAP, (ctx.output_budget - NOTES_ROOM) // 2)
     result = await run_command(
         ["bash", "-c", args.command],
         cwd=cwd,
@@ -108,6 +153,8 @@ async def execute_command(args: ExecuteCommandArgs, ctx: ToolExecCtx) -> str:
         cancel=ctx.signal,
         launcher=ctx.launcher,
         capabilities=ctx.capabilities,
+        output_cap=cap,
+        output_files=files,
     )
     text = "\n".join([format_result(result), *mask_hints(result, cwd)])
     if result.timed_out:
@@ -115,6 +162,10 @@ async def execute_command(args: ExecuteCommandArgs, ctx: ToolExecCtx) -> str:
     if result.cancelled:
         raise CancelledError(text)
     return text
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:80] or "command"
 
 
 def shell_tools() -> list[ToolDefinition]:
