@@ -613,6 +613,8 @@ def _word_paths(w: shell.Word, cwd: str | None, what: str) -> Iterator[Finding]:
             yield "R7" if base == "passwd" else "R6", f"{what} {text} in an unknown directory"
         if ".ssh" in text.split("/"):
             yield "R8", f"{what} {w.shown}"
+        if is_env_name(base):
+            yield "R9", f"{what} {text} in an unknown directory"
         return
     base_cwd = cwd or "/"
     if w.glob or w.dynamic:
