@@ -243,3 +243,22 @@ def test_after_sourcing_an_unknown_file_no_program_is_read_only(tmp_path: Path) 
         assert _decide(command, tmp_path, "default") == "ask"
     # in bypass mode it still runs (in the sandbox): sourcing is ordinary work
     assert _decide("source .venv/bin/activate && ls src", tmp_path, "bypass") == "allow"
+
+
+def test_each_literal_value_a_path_may_give_is_judged(tmp_path: Path) -> None:
+    """$p after branches with literal values: each value may run (a sudo on one path is
+    R2); with none refused it is asked in the default mode and runs in bypass mode."""
+    for mode in ("default", "bypass"):
+        assert _decide("p=ls; [ -e x ] && p=sudo; $p id", tmp_path, mode) == "deny"
+    look_alike = "p=echo; [ 1 = 2 ] && p=ls; $p hi"
+    assert not readonly.classify(look_alike, str(tmp_path), tmp_path).read_only
+    assert _decide(look_alike, tmp_path, "default") == "ask"
+    assert _decide(look_alike, tmp_path, "bypass") == "allow"
+    # a value the line does not give (the environment's, read, a loop's word): unknown
+    for command in (
+        "[ 1 = 2 ] && p=ls; $p hi",
+        "p=ls; read p; $p hi",
+        "p=ls; for p in echo; do :; done; $p hi",
+    ):
+        assert shell.analyze(command, str(tmp_path)).opaque, command
+        assert _decide(command, tmp_path, "bypass") == "ask", command

@@ -49,6 +49,7 @@ class Walk(Protocol):
     functions: set[str]
     function_effects: dict[str, tuple[frozenset[str], bool]]
     aliases: bool
+    literal_values: dict[str, set[str] | None]
 
     def opaque(self, reason: str) -> None: ...
 

@@ -25,6 +25,11 @@ from codingcode.shell.model import DYN, Command, Word, literal_word
 ALIAS = f"{DYN}alias:"
 #: Set once a name reference (``declare -n``) exists: any assignment may assign any name.
 NAMEREFS = f"{DYN}namerefs"
+#: The value of a variable that differs between paths, each of which the line assigned a
+#: literal: MERGED + the variable's name (unknown, yet with known choices).
+MERGED = f"{DYN}\x01"
+#: At most this many choices are looked at one by one (more: an unknown program).
+MAX_CHOICES = 16
 #: Stands for "every name" in a set of names a part may change (``eval``, ``source``).
 EVERYTHING = f"{DYN}*"
 
@@ -73,6 +78,11 @@ class Snapshot:
             vars_ = ctx.vars
             self.values = {n: vars_.get(n) for n in names}
 
+    def value(self, name: str) -> str | None:
+        if self.full is not None:
+            return self.full.get(name)
+        return self.values.get(name)
+
     def changed(self, ctx: Ctx) -> tuple[set[str], bool]:
         """The names changed since, and whether the directory did."""
         cwd = self.cwd != ctx.cwd
@@ -85,8 +95,12 @@ class Snapshot:
         return {n for n, v in self.values.items() if after.get(n) != v}, cwd
 
 
-def forget(walker: Walk, ctx: Ctx, names: set[str], cwd: bool) -> None:
-    """``names`` (and the directory, when ``cwd``) have no one value any more."""
+def forget(
+    walker: Walk, ctx: Ctx, names: set[str], cwd: bool, origin: Snapshot | None = None
+) -> None:
+    """``names`` (and the directory, when ``cwd``) have no one value any more. A variable
+    whose value was known before the part (``origin``) and is known now becomes *merged*:
+    still unknown, but one of the literal values the line gives it (``choices``)."""
     if cwd:
         ctx.cwd = None
     if not names:
@@ -94,16 +108,44 @@ def forget(walker: Walk, ctx: Ctx, names: set[str], cwd: bool) -> None:
     if NAMEREFS in ctx.vars:
         names = names | {EVERYTHING}
     if EVERYTHING in names:
+        walker.literal_values[EVERYTHING] = None
         names = set(ctx.vars) | (names - {EVERYTHING})
     current = ctx.vars
-    if all(current.get(n) == DYN for n in names if n != NAMEREFS):
-        return
-    out = ctx.set_vars()
+    new: dict[str, str] = {}
     for name in names:
-        if name != NAMEREFS:
-            out[name] = DYN
+        if name == NAMEREFS:
+            continue
+        now = current.get(name)
+        before = origin.value(name) if origin is not None else None
+        if origin is not None and _known(now) and _known(before) and _NAME.fullmatch(name):
+            new[name] = MERGED + name
+        else:
+            new[name] = DYN
+    if all(current.get(n) == v for n, v in new.items()):
+        return
+    ctx.set_vars().update(new)
     if "IFS" in names:
         walker.opaque("IFS depends on the path the script takes")
+
+
+def _known(value: str | None) -> bool:
+    return value is not None and (DYN not in value or value.startswith(MERGED))
+
+
+def merged_name(text: str) -> str | None:
+    """The variable a word is the merged value of (``$p`` after branches), or None."""
+    if text.startswith(MERGED) and _NAME.fullmatch(text[len(MERGED) :]):
+        return text[len(MERGED) :]
+    return None
+
+
+def choices(walker: Walk, name: str) -> list[str] | None:
+    """Every value the line may give ``name`` (its literal assignments), or None when one
+    is not known (read, a loop variable, a substitution, eval of unknown text...)."""
+    found = walker.literal_values.get(name)
+    if found is None or EVERYTHING in walker.literal_values or len(found) > MAX_CHOICES:
+        return None
+    return sorted(found)
 
 
 def alternatives(walker: Walk, groups: list[list[Any]], ctx: Ctx) -> None:
@@ -111,14 +153,15 @@ def alternatives(walker: Walk, groups: list[list[Any]], ctx: Ctx) -> None:
     known before the first; after them, what any of them changed is unknown."""
     names: set[str] = set()
     cwd = False
+    origin = Snapshot(walker, ctx, [node for group in groups for node, _ in group])
     for group in groups:
-        forget(walker, ctx, names, cwd)
+        forget(walker, ctx, names, cwd, origin)
         before = Snapshot(walker, ctx, [node for node, _ in group])
         visit_statements(walker, group, ctx)
         more, moved = before.changed(ctx)
         names |= more
         cwd = cwd or moved
-    forget(walker, ctx, names, cwd)
+    forget(walker, ctx, names, cwd, origin)
 
 
 def visit_list(walker: Walk, node: Any, ctx: Ctx) -> None:
@@ -136,17 +179,18 @@ def visit_list(walker: Walk, node: Any, ctx: Ctx) -> None:
     names: set[str] = set()
     cwd = False
     either = False
+    origin = Snapshot(walker, ctx, [child for _, child in rights])
     for op, child in rights:
         if op == "||":
             either = True
         if either:
-            forget(walker, ctx, names, cwd)
+            forget(walker, ctx, names, cwd, origin)
         before = Snapshot(walker, ctx, [child])
         walker.visit(child, ctx)
         more, moved = before.changed(ctx)
         names |= more
         cwd = cwd or moved
-    forget(walker, ctx, names, cwd)
+    forget(walker, ctx, names, cwd, origin)
 
 
 def visit_if(walker: Walk, node: Any, ctx: Ctx) -> None:
@@ -197,9 +241,13 @@ def visit_loop(walker: Walk, node: Any, ctx: Ctx) -> None:
             walker.visit(child, ctx)  # the words looped over: expanded once, first
         elif field != "variable":
             rest.append((child, _background(kids, i)))
-    forget(walker, ctx, names, cwd)
+    if node.type in ("for_statement", "select_statement"):
+        var = node.child_by_field_name("variable")
+        if var is not None:  # its values are words of the loop, not assignments
+            walker.literal_values[walker.t(var)] = None
+    forget(walker, ctx, names, cwd, before)
     visit_statements(walker, rest, ctx)
-    forget(walker, ctx, names | before.changed(ctx)[0], cwd)
+    forget(walker, ctx, names | before.changed(ctx)[0], cwd, before)
 
 
 def visit_function(walker: Walk, node: Any, ctx: Ctx) -> None:
@@ -247,7 +295,10 @@ def call(walker: Walk, prog: str, words: list[str], ctx: Ctx, inner: Ctx | None)
             forget(walker, ctx, {EVERYTHING}, False)
         return
     if prog in ASSIGNING:
-        forget(walker, ctx, _assigned_by(prog, words, ctx), False)
+        assigned_names = _assigned_by(prog, words, ctx)
+        for name in assigned_names:
+            walker.literal_values[name] = None  # a value read at run time
+        forget(walker, ctx, assigned_names, False)
     elif prog == "alias":
         for w in words:
             name, eq, value = w.partition("=")

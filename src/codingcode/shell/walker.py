@@ -82,6 +82,8 @@ class Walker:
         self.function_effects: dict[str, tuple[frozenset[str], bool]] = {}
         #: Whether this line defines an alias (function bodies keep them).
         self.aliases = False
+        #: Every literal value the line assigns each variable (None: one is not literal).
+        self.literal_values: dict[str, set[str] | None] = {}
 
     def finish(self) -> None:
         """After the walk: a file written with commands in it, then an unknown program."""
