@@ -16,6 +16,7 @@ from tests.agent.fake_model import FakeModelServer
 from tests.fleet.helpers import (
     fleet,
     fleet_env,
+    leftover_processes,
     make_repos,
     result_lines,
     scripted_server,
@@ -75,15 +76,30 @@ def test_bad_tasks_fail_alone_and_the_others_go_on(tmp_path: Path, env: dict[str
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "README.md").write_text("# plain\n\nversion = 1\n")
-    good.append(
-        good[0] | {"id": "plain", "project": "plain", "prompt": "TASK t900 FILE=out_900.txt SLOW=0"}
+    # Its settings are merged over the user's: the user's allow the command, the task's deny
+    # the edit (and it has no allowed_tools of its own).
+    config = Path(env["CODINGCODE_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["execute_command(printf *)"]}})
     )
-    del good[-1]["repo"], good[-1]["ref"]
+    good.append(
+        {
+            "id": "plain",
+            "project": "plain",
+            "prompt": "TASK t900 FILE=out_900.txt SLOW=0",
+            "settings": {"permissions": {"deny": ["edit_file(README.md)"]}},
+        }
+    )
     extra = [
         json.dumps(good[0] | {"prompt": "again"}),  # duplicate id
         json.dumps({"id": "noprompt", "project": "plain"}),  # missing field
         json.dumps({"id": "nowhere", "project": "does/not/exist", "prompt": "x"}),
         json.dumps({"id": "badref", "repo": str(repos[0]), "ref": "nope", "prompt": "x"}),
+        # A session that takes too long is stopped (its model answers after 30 s).
+        json.dumps(
+            good[1] | {"id": "slow", "prompt": "TASK t901 FILE=x.txt SLOW=30", "timeout_s": 2}
+        ),
     ]
     write_tasks(tmp_path / "tasks.jsonl", good, extra)
     run = fleet(["run", "tasks.jsonl", "--out", "out"], env, tmp_path)
@@ -95,18 +111,28 @@ def test_bad_tasks_fail_alone_and_the_others_go_on(tmp_path: Path, env: dict[str
     assert "task badref failed: ref 'nope' not found" in err
     assert "Traceback" not in err
     results = {r["id"]: r for r in result_lines(tmp_path / "out")}
-    assert set(results) == {"t000", "t001", "plain", "nowhere", "badref"}
-    assert results["nowhere"]["status"] == "failed" and results["plain"]["status"] == "done"
-    # The plain directory was copied, not changed; its patch applies to a copy of it.
+    assert set(results) == {"t000", "t001", "plain", "nowhere", "badref", "slow"}
+    assert results["slow"]["status"] == "timeout" and results["slow"]["error"] == (
+        "timed out after 2 s"
+    )
+    assert results["slow"]["duration_s"] < 25
+    assert leftover_processes(str(tmp_path)) == []
+    assert results["nowhere"]["status"] == "failed"
+    # The plain directory was copied, not changed; in the copy the user's settings let the
+    # command run and the task's kept README.md as it was.
     assert (plain / "README.md").read_text() == "# plain\n\nversion = 1\n"
-    assert "+version = t900" in (tmp_path / "out/tasks/plain/changes.patch").read_text()
+    patch = (tmp_path / "out/tasks/plain/changes.patch").read_text()
+    assert "out_900.txt" in patch and "blob_t900.bin" in patch
+    assert "README.md" not in patch
+    events = (tmp_path / "out/tasks/plain/events.jsonl").read_text()
+    assert "allow rule 'execute_command(printf *)'" in events
 
 
 @pytest.mark.timeout(300)
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap for the mounts")
 def test_an_out_dir_that_is_read_only_or_full(tmp_path: Path, env: dict[str, str]) -> None:
     repos = make_repos(tmp_path / "repos", 1)
-    write_tasks(tmp_path / "tasks.jsonl", task_lines(repos, 5))
+    write_tasks(tmp_path / "tasks.jsonl", task_lines(repos, 4))
     py = [sys.executable, "-m", "codingcode", "fleet", "run", "tasks.jsonl", "--out"]
     # Root writes anywhere: the directory is made read-only (a bind mount) or small (tmpfs).
     ro = tmp_path / "ro"
@@ -139,7 +165,7 @@ def test_an_out_dir_that_is_read_only_or_full(tmp_path: Path, env: dict[str, str
     assert "Traceback" not in run.stderr
     # What was recorded is whole: complete lines, each with its complete folder.
     results = result_lines(kept)
-    assert 1 <= len(results) < 5
+    assert 1 <= len(results) < 4
     for r in results:
         for name in ("events.jsonl", "session.jsonl", "changes.patch"):
             assert (kept / "tasks" / r["id"] / name).stat().st_size > 0

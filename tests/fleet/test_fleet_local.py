@@ -40,7 +40,7 @@ def env(server: FakeModelServer, tmp_path: Path) -> dict[str, str]:
     return e
 
 
-@pytest.mark.timeout(400)
+@pytest.mark.timeout(600)  # long: started first
 def test_fifty_tasks_over_five_repositories(
     tmp_path: Path, env: dict[str, str], server: FakeModelServer
 ) -> None:

@@ -2,7 +2,7 @@
 head, a worker that is killed mid-run, and a worker without bubblewrap (refused).
 
 Ray comes with the ``ray`` extra (``./dev test`` installs it); without it these tests are
-skipped, saying so. One cluster serves the module (Ray takes long to start)."""
+skipped, saying so. One cluster serves them all (Ray takes long to start)."""
 
 from __future__ import annotations
 
@@ -55,12 +55,14 @@ def _plain_env(tmp_path: Path) -> dict[str, str]:
     return {**os.environ, "CODINGCODE_STATE_DIR": str(tmp_path / "state")}
 
 
-@pytest.fixture(scope="module")
+# Session-scoped: xdist may run another module's tests between these on the same worker,
+# which would end a module-scoped cluster and start a second one (Ray takes long to start).
+@pytest.fixture(scope="session")
 def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("ray-attempts")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def cluster(workdir: Path) -> Iterator[Any]:
     pytest.importorskip("ray", reason="the ray extra is not installed (uv sync --extra ray)")
     from ray.cluster_utils import Cluster
@@ -112,7 +114,7 @@ def test_a_node_killed_mid_run_loses_no_task(
     victim_id = victim.node_id[:8]
 
     repos = make_repos(tmp_path / "repos", 5)
-    tasks = task_lines(repos, 8, slow=1.0)
+    tasks = task_lines(repos, 6, slow=1.0)
     write_tasks(tmp_path / "tasks.jsonl", tasks)
     env = fleet_env(server, tmp_path / "home")
     env["CODINGCODE_FLEET_WORKDIR"] = str(workdir)
@@ -174,3 +176,33 @@ def test_the_rayjob_entrypoint_runs(
     assert sorted(r["id"] for r in results) == ["t000", "t001"]
     assert {r["status"] for r in results} == {"done"}
     assert json.loads(run.stdout.splitlines()[-1])["type"] == "end"
+
+
+@pytest.mark.timeout(300)
+def test_ctrl_c_cancels_the_ray_tasks(
+    cluster: Any, server: FakeModelServer, tmp_path: Path, workdir: Path
+) -> None:
+    import signal
+
+    repos = make_repos(tmp_path / "repos", 1)
+    write_tasks(tmp_path / "tasks.jsonl", task_lines(repos, 3, slow=30.0))
+    env = fleet_env(server, tmp_path / "home")
+    env["CODINGCODE_FLEET_WORKDIR"] = str(workdir)
+    args = ["run", "tasks.jsonl", "--out", "out", "--engine", "ray", "--json"]
+    proc = start_fleet([*args, "--address", cluster.address], env, tmp_path)
+    try:
+        seen = wait_for_event(proc, "task_started", 1)
+        deadline = time.monotonic() + 60
+        while not server.requests and time.monotonic() < deadline:  # a session is under way
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err[-3000:]
+    started = {e["id"] for e in seen if e["type"] == "task_started"}
+    results = result_lines(tmp_path / "out")
+    assert started <= {r["id"] for r in results}
+    assert {r["status"] for r in results} == {"cancelled"}
+    assert wait_gone(str(workdir)) == []

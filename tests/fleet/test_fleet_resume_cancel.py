@@ -81,7 +81,7 @@ def test_ctrl_c_cancels_running_tasks_and_a_second_run_is_refused(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
     repos = make_repos(tmp_path / "repos", 1)
-    tasks = task_lines(repos, 5, slow=20.0)
+    tasks = task_lines(repos, 5, slow=60.0)  # none ends by itself before Ctrl-C
     write_tasks(tmp_path / "tasks.jsonl", tasks)
     args = ["run", "tasks.jsonl", "--out", "out", "--concurrency", "2", "--json"]
     proc = start_fleet(args, env, tmp_path)

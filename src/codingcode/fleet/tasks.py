@@ -128,8 +128,8 @@ def load_tasks(path: Path) -> TaskFile:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise FleetError(f"No task file {path}.", kind=ErrorKind.NOT_FOUND) from None
+        raise FleetError(f"no task file {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise FleetError(f"Cannot read {path}: {reason}.") from None
+        raise FleetError(f"cannot read {path}: {reason}") from None
     return parse_tasks(text, path.name, path.resolve().parent)

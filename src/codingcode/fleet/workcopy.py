@@ -65,7 +65,9 @@ def make_copy(task: TaskSpec, dest: Path) -> None:
     if task.repo is not None:
         if task.repo.startswith("/") and not Path(task.repo).exists():
             raise FleetError(f"repository {task.repo} does not exist")
-        git(["clone", "--quiet", "--no-checkout", "--", task.repo, str(dest)])
+        # --no-hardlinks: a local repository's objects are copied, never shared, so
+        # nothing done in the copy can reach the original.
+        git(["clone", "--quiet", "--no-checkout", "--no-hardlinks", "--", task.repo, str(dest)])
         ref = task.ref or "HEAD"
         try:
             git(["checkout", "--quiet", "--detach", ref, "--"], cwd=dest)
