@@ -571,3 +571,11 @@ def test_rewriting_claude_codes_settings_from_inside_fails(make_box, backend: st
     assert not (claude / "settings.local.json").exists()
     assert not (claude / "agents" / "evil.md").exists()
     assert not (box.project / ".claude-moved").exists()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_creating_claude_settings_where_there_were_none_fails(make_box, backend: str) -> None:
+    box: Box = make_box(backend)
+    result = box.run("mkdir -p .claude && echo '{}' > .claude/settings.json")
+    assert result.exit_code != 0
+    assert not (box.project / ".claude" / "settings.json").exists()
