@@ -234,7 +234,7 @@ def test_agents_md_date_and_environment_reach_the_system_prompt(
     (project / "docs").mkdir()
     (project / "docs" / "style.md").write_text("Use four spaces.\n")
     (project / ".env").write_text("API_TOKEN=very-secret-value\n")
-    (project / "CLAUDE.md").write_text("IGNORED: AGENTS.md is there.\n")
+    (project / "CLAUDE.md").write_text("ALSO READ: CLAUDE.md beside AGENTS.md.\n")
     user = tmp_path / "user-config"
     user.mkdir()
     (user / "AGENTS.md").write_text("User says: be brief.\n")
@@ -250,7 +250,7 @@ def test_agents_md_date_and_environment_reach_the_system_prompt(
     assert datetime.date.today().isoformat() in system
     assert "Always run the linter." in system and "Use four spaces." in system
     assert "very-secret-value" not in system and "@.env not imported" in system
-    assert "IGNORED" not in system
+    assert "ALSO READ: CLAUDE.md beside AGENTS.md." in system  # both, as Claude Code users expect
     assert system.index("User says: be brief.") < system.index("Always run the linter.")
     assert "feature-x" in system and "uncommitted changes" in system
     assert "Permission mode: plan" in system and "present a plan" in system
