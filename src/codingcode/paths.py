@@ -234,7 +234,8 @@ def is_inside(path: str, root: Path) -> bool:
 
 #: Files in a project that configure what the agent may do or what runs on its own:
 #: an edit of one is never passed by a mode (it could grant itself permissions).
-CONTROL_FILES = (".codingcode", ".mcp.json", ".git/hooks", ".git/config")
+#: Claude Code's ``.claude/`` is read beside ``.codingcode/``, so it is one too.
+CONTROL_FILES = (".codingcode", ".claude", ".mcp.json", ".git/hooks", ".git/config")
 
 
 def is_control_file(path: str, root: Path) -> bool:

@@ -141,7 +141,7 @@ class ToolRunner:
         definition, model = self.service.validate(name, args)
         if self.pipeline is None:
             return await self._execute(definition, model, ctx, on_checkpoint)
-        from codingcode.record.audit import CallTracker
+        from codingcode.record.calls import CallTracker
         from codingcode.text import safe_text
 
         # Record: the call's outcome (ran, failed, cancelled, denied) joins its layer records.
@@ -176,7 +176,7 @@ class ToolRunner:
                 ctx = replace(ctx, capabilities=caps)
                 track.started()
                 # The sandbox's network proxy files each connection under this call.
-                from codingcode.sandbox.network.runtime import current_call
+                from codingcode.sandbox.network.calls import current_call
 
                 token = current_call.set(call.call_id)
                 try:
@@ -230,7 +230,7 @@ class ToolRunner:
     ) -> str:
         """Execute; when the network policy refused names the user may allow, ask (or say
         what to add) and, on a yes, run it again with them (issue 16)."""
-        from codingcode.sandbox.network.runtime import Blocked, call_blocks
+        from codingcode.sandbox.network.calls import Blocked, call_blocks
 
         async def attempt(extra: frozenset[str], seen: list[Blocked]) -> str:
             caps = ctx.capabilities

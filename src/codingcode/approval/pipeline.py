@@ -204,7 +204,7 @@ class ApprovalPipeline:
                 withheld,
             )
 
-        # A1: rules (the preset rules first, inside the engine).
+        # A1: rules (the preset rules first, inside the engine). A deny ends the chain.
         # The rules and the secrets check share one resolution of each path's symlinks
         # (no await between them: nothing else runs in this thread meanwhile).
         begin_decision()
@@ -219,21 +219,20 @@ class ApprovalPipeline:
         if ruled.action == "deny":
             return done("deny", ruled, call.args)
         if ruled.action == "allow":
-            if not secret or (
+            if secret and not (
                 not ruled.preset
                 and ruled.rule
                 and set(secret) <= rule_literal_paths(ruled.rule, call)
             ):
-                return done("allow", ruled, call.args)
-            ruled = note(
-                LayerResult(
-                    RULES,
-                    "ask",
-                    f"{_secret_text(secret)}: the allow rule {ruled.rule} does not name it "
-                    "literally, so the user is asked",
-                    ruled.rule,
+                ruled = note(
+                    LayerResult(
+                        RULES,
+                        "ask",
+                        f"{_secret_text(secret)}: the allow rule {ruled.rule} does not name it "
+                        "literally, so the user is asked",
+                        ruled.rule,
+                    )
                 )
-            )
         elif secret:
             ruled = note(
                 LayerResult(
@@ -245,43 +244,13 @@ class ApprovalPipeline:
             )
         sticky: LayerResult | None = ruled if ruled.action == "ask" else None
 
-        # Rules the user granted for this session (after the saved rules: a deny or ask
-        # rule stands; never for a call a rule asked about).
-        if sticky is None and self.session_grants.engine is not None:
-            granted = self.session_grants.engine.evaluate_user(call)
-            if granted is not None and granted.action == "allow":
-                r = note(
-                    LayerResult(
-                        SESSION,
-                        "allow",
-                        f"granted for this session: {granted.rule}",
-                        granted.rule,
-                        domains=granted.domains,
-                    )
-                )
-                return done("allow", r, call.args)
-
-        # A2: the read-only whitelist may not pass a call a rule asked about.
-        if sticky is None and is_read_only_tool(call):
-            r = note(LayerResult(WHITELIST, "allow", f"{call.tool} is a read-only tool"))
-            return done("allow", r, call.args)
-        note(
-            LayerResult(
-                WHITELIST,
-                "continue",
-                "a rule asked; the whitelist cannot auto-allow it"
-                if sticky
-                else f"{call.tool} is not on the read-only list",
-            )
-        )
-
-        # A3: the permission mode.
-        moded = note(self._mode_layer(call, sticky))
-        if moded.action in ("deny", "allow"):
-            return done(moded.action, moded, call.args)
-
-        # A4: PreToolUse hooks (may change the input; the new input is checked again).
+        # A4: PreToolUse hooks fire for every call they match, in every mode, before any
+        # layer passes it (as Claude Code runs them): a hook's deny wins even in bypass or
+        # over an allow rule, its ask is sticky (no rule, mode or whitelist auto-allows
+        # the call then), its allow never overrides a mode's deny. A hook may change the
+        # input; the new input is checked against the rules again.
         args = call.args
+        hooked: LayerResult | None = None
         if self.pre_hooks is not None:
             hooked = note(await self.pre_hooks(call))
             if hooked.modified_args is not None:
@@ -295,10 +264,50 @@ class ApprovalPipeline:
                 call = replace(call, args=args)
             if hooked.action == "deny":
                 return done("deny", hooked, args)
-            if hooked.action == "allow" and not secret:  # a hook never exposes a secret
-                return done("allow", hooked, args)
             if hooked.action == "ask" and sticky is None:
                 sticky = hooked
+        if ruled.action == "allow" and sticky is None:
+            return done("allow", ruled, args)
+
+        # Rules the user granted for this session (after the saved rules: a deny or ask
+        # rule stands; never for a call a rule or hook asked about).
+        if sticky is None and self.session_grants.engine is not None:
+            granted = self.session_grants.engine.evaluate_user(call)
+            if granted is not None and granted.action == "allow":
+                r = note(
+                    LayerResult(
+                        SESSION,
+                        "allow",
+                        f"granted for this session: {granted.rule}",
+                        granted.rule,
+                        domains=granted.domains,
+                    )
+                )
+                return done("allow", r, args)
+
+        # A2: the read-only whitelist may not pass a call a rule or hook asked about.
+        if sticky is None and is_read_only_tool(call):
+            r = note(LayerResult(WHITELIST, "allow", f"{call.tool} is a read-only tool"))
+            return done("allow", r, args)
+        note(
+            LayerResult(
+                WHITELIST,
+                "continue",
+                "a rule asked; the whitelist cannot auto-allow it"
+                if sticky
+                else f"{call.tool} is not on the read-only list",
+            )
+        )
+
+        # A3: the permission mode.
+        moded = note(self._mode_layer(call, sticky))
+        if moded.action in ("deny", "allow"):
+            return done(moded.action, moded, args)
+
+        # A hook's explicit allow (the mode did not refuse the call); a hook never exposes
+        # a secret.
+        if hooked is not None and hooked.action == "allow" and not secret:
+            return done("allow", hooked, args)
 
         # A read-only command (issue 13) passes once the hooks had their say.
         unasked = "no rule, mode or hook decided this call; the user is asked"

@@ -192,7 +192,8 @@ def scrub_env(env: Mapping[str, str], keep: Sequence[str]) -> dict[str, str]:
 def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]:
     """What commands may read but never change inside the project.
 
-    ``.codingcode/`` (settings, hooks, agent profiles), ``.mcp.json``, and of git the hooks
+    ``.codingcode/`` (settings, hooks, agent profiles), Claude Code's ``.claude/`` when it
+    exists, ``.mcp.json``, and of git the hooks
     and the config (a hook, ``core.fsmonitor`` or ``core.hooksPath`` would run code
     outside the sandbox later) — of the project's repository, of a worktree's or
     submodule's gitdir, and of repositories nested up to two levels down. A missing ``.codingcode`` (or ``.git/hooks``) directory
@@ -208,6 +209,11 @@ def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]
             agent_dir.mkdir()
     if agent_dir.exists():
         found.append(agent_dir)
+    # Claude Code's directory, read beside ours (settings, hooks, agents, commands, skills).
+    claude_dir = project / ".claude"
+    _refuse_symlink(claude_dir, project)
+    if claude_dir.is_dir():
+        found.append(claude_dir)
     mcp = project / ".mcp.json"
     _refuse_symlink(mcp, project)
     if mcp.exists():
@@ -317,7 +323,7 @@ def call_network(policy: SandboxPolicy, capabilities: CapabilitySet | None) -> N
 
 
 def _network_call_label() -> str:
-    from codingcode.sandbox.network.runtime import current_call
+    from codingcode.sandbox.network.calls import current_call
 
     return current_call.get()
 
