@@ -179,3 +179,14 @@ async def test_denied_and_asked_calls_carry_nothing(project: Path, secret: Path)
     assert d.decision == "deny" and d.capabilities.read_paths == frozenset()
     d = await ApprovalPipeline(cont).decide(call(project), dry_run=True)
     assert d.decision == "ask" and d.capabilities.read_paths == frozenset()
+
+
+def test_a_command_the_user_typed_is_an_explicit_grant(project: Path, secret: Path) -> None:
+    from codingcode.approval.capabilities import TYPED, granted_capabilities
+
+    typed = LayerResult(CONFIRM, "allow", "the user typed it", answer=TYPED)
+    caps, withheld = granted_capabilities(call(project), typed)
+    assert caps.read_paths == {secret} and withheld == {}
+    # the same layer without the user's answer (autoAllowSandboxed): nothing
+    caps, withheld = granted_capabilities(call(project), LayerResult(CONFIRM, "allow", "auto"))
+    assert caps.read_paths == frozenset() and secret in withheld

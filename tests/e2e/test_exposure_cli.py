@@ -103,14 +103,19 @@ def test_misnamed_programs_print_no_line_of_shadow(
 ) -> None:
     settings(env, backend)
     lines = {path: secret_lines(path) for path in ("/etc/shadow", "/etc/gshadow")}
-    # each trick alone under bubblewrap; under Landlock (and for gshadow) all of them in one
-    # script (the exposure no longer depends on what the analysis believes: one run each
-    # keeps the test short)
-    runs = [(t.format(f="/etc/shadow"), "/etc/shadow") for t in TRICKS]
-    if backend == "landlock":
-        runs = [("\n".join(t.format(f="/etc/shadow") for t in TRICKS), "/etc/shadow")]
-    runs.append(("\n".join(t.format(f="/etc/gshadow") for t in TRICKS), "/etc/gshadow"))
-    for script, path in runs:
+    scripts = [(t.format(f=path), path) for path in lines for t in TRICKS]
+    # each trick judged alone: refused, or allowed with nothing exposed
+    batch = "\n".join(
+        json.dumps({"tool": "execute_command", "args": {"command": s}}) for s, _ in scripts
+    )
+    r = run_cli(["check", "--batch", "--mode", "bypass"], cwd=project, env=env, input=batch)
+    for (script, _), line in zip(scripts, r.stdout.splitlines(), strict=True):
+        got = json.loads(line)
+        if got["decision"] == "allow":
+            assert got["capabilities"]["exposes"] == [], (script, got)
+    # and run, all of them (one script per file, so one refusal cannot hide the others)
+    for path in lines:
+        script = "\n".join(t.format(f=path) for t in TRICKS)
         out = run_tool(project, env, script)
         leaked = [line for line in lines[path] if line in out]
         assert not leaked, (script, out)

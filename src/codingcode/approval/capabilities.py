@@ -118,9 +118,15 @@ def granted_capabilities(
     return kept, withheld
 
 
+#: The ``answer`` a front end records (``LayerResult(CONFIRM, "allow", ..., answer=TYPED)``)
+#: for a command the user typed themselves (the app's ``!cmd``): that very call approved.
+TYPED = "typed by the user"
+
+
 def explicit_answer(result: LayerResult) -> bool:
     """The user approved this very call: their answer to its question, or (the same kind
-    of grant) a command the user typed themselves (``answer`` set by the front end)."""
+    of grant) a command the user typed themselves (``answer`` set by the front end, e.g.
+    :data:`TYPED`)."""
     return result.layer == CONFIRM and result.action == "allow" and result.answer is not None
 
 

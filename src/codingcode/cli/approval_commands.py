@@ -123,6 +123,16 @@ def _capabilities(runner: Any, tool: str, decision: Any) -> dict[str, Any]:
         out["not_exposed"] = _not_exposed(
             call_view(resolver, env, named), {p for p, _ in shown}, withheld, decision.decision
         )
+        masked = getattr(runner.pipeline, "masked", None)
+        for path in masked(call, True) if masked is not None else {}:
+            if not os.path.lexists(path):  # named, masked by pattern, not there (yet)
+                out["not_exposed"].append(
+                    {
+                        "path": str(path),
+                        "reason": "it does not exist: nothing is exposed (should it appear, "
+                        "each command's sandbox masks it; a symlink there is never followed)",
+                    }
+                )
         if policy.credentials:
             from codingcode.sandbox.credentials.mounts import describe
 

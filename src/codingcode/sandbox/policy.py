@@ -179,8 +179,24 @@ def parse_file(file: SettingsFile) -> list[SandboxEntry]:
                     f"Settings file {file.path}: sandbox.{name} holds a {what} with a NUL "
                     f"character ({value!r}); no {what} can contain one."
                 )
+            if name == "denyRead" and _over_root(value):
+                raise SettingsError(
+                    f"Settings file {file.path}: sandbox.denyRead holds {value!r}, a glob over "
+                    "/ (it would hide the whole system and no command could run); name the "
+                    "directories or files to hide, e.g. /srv/secrets/**."
+                )
             entries.append(SandboxEntry(name, value, file.scope, file.path, file.trusted))
     return entries
+
+
+def _over_root(pattern: str) -> bool:
+    """``/``, ``/*``, ``/**``, ``/[a-z]*/x``: a pattern whose first step from the root is
+    the root itself or a glob."""
+    text = pattern.strip()
+    if not text.startswith("/"):
+        return False
+    first = text.lstrip("/").split("/", 1)[0]
+    return not first or any(c in first for c in "*?[")
 
 
 def _network_entries(file: SettingsFile, raw: Any) -> list[SandboxEntry]:

@@ -230,6 +230,8 @@ class SecretMatcher:
     def match(self, path: str, spellings: Sequence[str] = ()) -> MaskSpec | None:
         """``spellings``: the path as written and symlink-resolved, when the caller has them
         (approval resolves each path once per decision); else resolved here."""
+        if "\0" in path:
+            return None  # names no file (the tool or the shell refuses it)
         text = path if spellings else os.path.normpath(os.path.abspath(path))
         if self.readable and any(r.match(text) for r in self.readable):
             return None
