@@ -288,3 +288,20 @@ def test_a_path_the_analysis_may_not_follow_is_not_read_only(command: str, proje
     from codingcode.approval import readonly
 
     assert not readonly.classify(command, str(project), project).read_only
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status && cd src; cat ../.env",
+        "[ -d src ] && cd /etc; cat shadow",
+        "if [ -e x ]; then cd /etc; fi; cat shadow",
+        "for d in /etc; do cd $d; done; cat shadow",
+    ],
+)
+def test_a_directory_that_depends_on_the_path_still_meets_the_presets(
+    command: str, project: Path
+) -> None:
+    """After a branch that may change directory, relative names are judged by name."""
+    for mode in ("default", "bypass"):
+        assert decide(command, project, [], mode) != "allow", (mode, command)

@@ -168,7 +168,13 @@ def test_execute_command_runs_sandboxed(project: Path, env: dict[str, str], tmp_
     settings = project / ".codingcode" / "settings.local.json"
     settings.parent.mkdir()
     settings.write_text("{}\n")
-    command = 'echo $CODINGCODE_SANDBOX; echo \'{"sandbox": {"mode": "off"}}\' > .codingcode/settings.local.json'
+    # A write the analysis does not see as one (a program opening the file it is given): the
+    # approval lets it through in bypass, so the sandbox is what keeps the control file.
+    # (A plain `> .codingcode/settings.local.json` is asked about in every mode.)
+    command = (
+        "echo $CODINGCODE_SANDBOX; python3 -c "
+        '\'import sys; open(sys.argv[1], "w").write("{}")\' .codingcode/settings.local.json'
+    )
     r = run_cli(
         ["tool", "execute_command", json.dumps({"command": command}), "--mode", "bypass"],
         cwd=project,

@@ -10,7 +10,6 @@ read-only and never allowed unasked in the default mode.
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import subprocess
@@ -206,11 +205,60 @@ def test_generated_flows_on_a_secret_are_never_allowed_unasked(tmp_path: Path) -
 
 
 def test_flow_keeps_long_lines_linear() -> None:
+    """Branches, loops and functions by the thousand cost about what as many plain
+    assignments do (no copy of every variable per branch, no rescan of the text per
+    function): CPU time, bounded by a ratio to the plain line measured in the same run."""
     import time
 
-    line = " && ".join(f"x{i}=a{i}" for i in range(3000)) + "; $x1 README.md"
-    start = time.process_time()
-    analysis = shell.analyze(line, "/tmp")
-    assert time.process_time() - start < 10
-    assert analysis.commands
-    assert os.path.basename(analysis.commands[-1].argv[0].text) != "a1"
+    from codingcode.shell.parse import _analyze_fresh
+
+    n = 4000
+
+    def cost(line: str) -> float:
+        start = time.process_time()
+        _analyze_fresh(line, "/tmp")
+        return time.process_time() - start
+
+    plain = cost("; ".join(f"p{i}=1" for i in range(n)))
+    for line in (
+        " ".join(f"if [ -e {i} ]; then p{i}=1; fi;" for i in range(n)),
+        "; ".join(f"f{i}() {{ x{i}=1; }}" for i in range(n)) + "; cd src",
+        " ".join(f"for i in 1; do p{i}=1; done;" for i in range(n)),
+        "; ".join(f"[ -e a ] && p{i}=1" for i in range(n)),
+    ):
+        assert cost(line) < 15 * plain + 1.0, line[:60]
+    analysis = shell.analyze(
+        "x1=a1; " + " && ".join(f"x{i}=a{i}" for i in range(2, 3000)) + "; $x5 README.md", "/tmp"
+    )
+    assert DYN in analysis.commands[-1].argv[0].text  # x5=a5 ran only if x4=a4 did
+
+
+def test_after_sourcing_an_unknown_file_no_program_is_read_only(tmp_path: Path) -> None:
+    """The file may define a function or alias named like any program (ls() { ...; })."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "x.sh").write_text("ls() { cat /etc/shadow; }\n")
+    assert readonly.classify("ls src", str(tmp_path), tmp_path).read_only
+    for command in ("source ./x.sh; ls src", ". ./x.sh && ls src"):
+        assert not readonly.classify(command, str(tmp_path), tmp_path).read_only, command
+        assert _decide(command, tmp_path, "default") == "ask"
+    # in bypass mode it still runs (in the sandbox): sourcing is ordinary work
+    assert _decide("source .venv/bin/activate && ls src", tmp_path, "bypass") == "allow"
+
+
+def test_each_literal_value_a_path_may_give_is_judged(tmp_path: Path) -> None:
+    """$p after branches with literal values: each value may run (a sudo on one path is
+    R2); with none refused it is asked in the default mode and runs in bypass mode."""
+    for mode in ("default", "bypass"):
+        assert _decide("p=ls; [ -e x ] && p=sudo; $p id", tmp_path, mode) == "deny"
+    look_alike = "p=echo; [ 1 = 2 ] && p=ls; $p hi"
+    assert not readonly.classify(look_alike, str(tmp_path), tmp_path).read_only
+    assert _decide(look_alike, tmp_path, "default") == "ask"
+    assert _decide(look_alike, tmp_path, "bypass") == "allow"
+    # a value the line does not give (the environment's, read, a loop's word): unknown
+    for command in (
+        "[ 1 = 2 ] && p=ls; $p hi",
+        "p=ls; read p; $p hi",
+        "p=ls; for p in echo; do :; done; $p hi",
+    ):
+        assert shell.analyze(command, str(tmp_path)).opaque, command
+        assert _decide(command, tmp_path, "bypass") == "ask", command

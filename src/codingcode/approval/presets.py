@@ -32,6 +32,14 @@ from codingcode.paths import (
 from codingcode.paths import spellings as classify_spellings
 from codingcode.shell.cache import BoundedLRU
 from codingcode.shell.nested import OPAQUE_STDIN
+from codingcode.shell.programs.system import (  # program knowledge lives with the programs
+    METADATA_ONLY,
+    SHUTDOWN_TARGETS,
+    SYSTEMCTL_SHUTDOWN,
+)
+from codingcode.shell.programs.system import NAMES_ONLY as NAMES_ONLY  # (capabilities)
+from codingcode.shell.programs.system import PRIVILEGE as PRIVILEGE
+from codingcode.shell.programs.system import SHUTDOWN as SHUTDOWN
 from codingcode.tools.definition import ArgRole
 
 
@@ -106,16 +114,6 @@ BY_ID = {r.id: r for r in PRESET_RULES}
 #: Not one of the nine, but just as fixed: a command the analysis cannot see through.
 OPAQUE_ID = "opaque"
 
-PRIVILEGE = frozenset({"sudo", "su", "doas", "pkexec", "run0", "sudoedit", "runuser", "calife"})
-SHUTDOWN = frozenset({"shutdown", "reboot", "poweroff", "halt"})
-SYSTEMCTL_SHUTDOWN = frozenset({"poweroff", "reboot", "halt", "kexec", "soft-reboot"})
-SHUTDOWN_TARGETS = frozenset(
-    {"poweroff.target", "reboot.target", "halt.target", "kexec.target", "shutdown.target"}
-)
-#: Programs that only print or inspect their arguments as names, never open them.
-NAMES_ONLY = frozenset({"echo", "printf", "basename", "dirname", "test", "[", "true", "false", ":"})
-#: ...and for R6/R7 (reading the file's content), those that look at metadata only.
-METADATA_ONLY = NAMES_ONLY | {"ls", "stat", "realpath", "readlink", "which", "type", "du"}
 _PROTECTED_TEXT = re.compile(r"/etc/+(g?shadow|passwd)-?\b")
 _SSH_TEXT = re.compile(r"(^|[\s'\"/=(,])\.ssh(/|\b)")
 _ENV_TEXT = re.compile(r"(^|[\s'\"/=(,])\.env(\.[\w.-]+)?(?![\w.-])")
@@ -615,6 +613,8 @@ def _word_paths(w: shell.Word, cwd: str | None, what: str) -> Iterator[Finding]:
             yield "R7" if base == "passwd" else "R6", f"{what} {text} in an unknown directory"
         if ".ssh" in text.split("/"):
             yield "R8", f"{what} {w.shown}"
+        if is_env_name(base):
+            yield "R9", f"{what} {text} in an unknown directory"
         return
     base_cwd = cwd or "/"
     if w.glob or w.dynamic:

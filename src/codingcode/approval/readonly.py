@@ -4,7 +4,7 @@
 (or the usual system locations) and prints. It stands on the shell analysis's public
 output (:func:`codingcode.shell.analyze`: every simple command with its program,
 arguments, cwd and redirects, and an opaque flag) and on a list kept as data
-(``readonly_commands.toml``, extensible in settings). Anything it cannot prove — an opaque
+(``shell/programs/readonly.toml``, extensible in settings). Anything it cannot prove — an opaque
 or dynamic part, a program not on the list, an option that writes or runs code, an output
 redirection, a path outside the project or a masked one, a variable assignment, a git
 repository whose config can run programs — is not read-only, and the call is asked about
@@ -105,7 +105,7 @@ class ProgramSpec:
 
 @lru_cache(maxsize=1)
 def builtin_programs() -> dict[str, ProgramSpec]:
-    text = resources.files("codingcode.approval").joinpath("readonly_commands.toml").read_text()
+    text = resources.files("codingcode.shell.programs").joinpath("readonly.toml").read_text()
     data = tomllib.loads(text)
     return {name: ProgramSpec.from_data(spec) for name, spec in data["programs"].items()}
 

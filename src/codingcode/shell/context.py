@@ -48,6 +48,8 @@ class Walk(Protocol):
     attached: dict[tuple[int, tuple[int, int]], list[Any]]
     functions: set[str]
     function_effects: dict[str, tuple[frozenset[str], bool]]
+    aliases: bool
+    literal_values: dict[str, set[str] | None]
 
     def opaque(self, reason: str) -> None: ...
 
@@ -55,7 +57,7 @@ class Walk(Protocol):
 
     def mark_opaque(self, cmd: Command, reason: str) -> Command: ...
 
-    def current_text(self) -> str: ...
+    def mentions(self, pattern: bytes) -> bool: ...
 
     def t(self, node: Any) -> str: ...
 

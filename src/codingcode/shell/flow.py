@@ -25,6 +25,11 @@ from codingcode.shell.model import DYN, Command, Word, literal_word
 ALIAS = f"{DYN}alias:"
 #: Set once a name reference (``declare -n``) exists: any assignment may assign any name.
 NAMEREFS = f"{DYN}namerefs"
+#: The value of a variable that differs between paths, each of which the line assigned a
+#: literal: MERGED + the variable's name (unknown, yet with known choices).
+MERGED = f"{DYN}\x01"
+#: At most this many choices are looked at one by one (more: an unknown program).
+MAX_CHOICES = 16
 #: Stands for "every name" in a set of names a part may change (``eval``, ``source``).
 EVERYTHING = f"{DYN}*"
 
@@ -52,20 +57,50 @@ _ARITH_ASSIGN = re.compile(
 _ISOLATED = frozenset({"subshell", "command_substitution", "process_substitution"})
 
 
-def snapshot(ctx: Ctx) -> tuple[dict[str, str], str | None]:
-    """The variables and directory now (the next change copies them: cheap)."""
-    ctx.owns_vars = False
-    return ctx.vars, ctx.cwd
+class Snapshot:
+    """What ``ctx`` held before a part of the script: the values of the names the part may
+    change (read from its text: no copy of every variable, so a long chain of branches
+    stays linear), or all of them when the part may change anything (eval, source)."""
+
+    __slots__ = ("cwd", "full", "values")
+
+    def __init__(self, walker: Walk, ctx: Ctx, nodes: list[Any]) -> None:
+        self.cwd = ctx.cwd
+        names: set[str] = set()
+        for node in nodes:
+            names |= assigned(walker, node)[0]
+        self.full: dict[str, str] | None = None
+        self.values: dict[str, str | None] = {}
+        if EVERYTHING in names or NAMEREFS in ctx.vars:
+            ctx.owns_vars = False  # the next change copies: ctx.vars stays as it was
+            self.full = ctx.vars
+        else:
+            vars_ = ctx.vars
+            self.values = {n: vars_.get(n) for n in names}
+
+    def value(self, name: str) -> str | None:
+        if self.full is not None:
+            return self.full.get(name)
+        return self.values.get(name)
+
+    def changed(self, ctx: Ctx) -> tuple[set[str], bool]:
+        """The names changed since, and whether the directory did."""
+        cwd = self.cwd != ctx.cwd
+        after = ctx.vars
+        if self.full is not None:
+            before = self.full
+            if before is after:
+                return set(), cwd
+            return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}, cwd
+        return {n for n, v in self.values.items() if after.get(n) != v}, cwd
 
 
-def changed(before: dict[str, str], after: dict[str, str]) -> set[str]:
-    if before is after:
-        return set()
-    return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
-
-
-def forget(walker: Walk, ctx: Ctx, names: set[str], cwd: bool) -> None:
-    """``names`` (and the directory, when ``cwd``) have no one value any more."""
+def forget(
+    walker: Walk, ctx: Ctx, names: set[str], cwd: bool, origin: Snapshot | None = None
+) -> None:
+    """``names`` (and the directory, when ``cwd``) have no one value any more. A variable
+    whose value was known before the part (``origin``) and is known now becomes *merged*:
+    still unknown, but one of the literal values the line gives it (``choices``)."""
     if cwd:
         ctx.cwd = None
     if not names:
@@ -73,16 +108,44 @@ def forget(walker: Walk, ctx: Ctx, names: set[str], cwd: bool) -> None:
     if NAMEREFS in ctx.vars:
         names = names | {EVERYTHING}
     if EVERYTHING in names:
+        walker.literal_values[EVERYTHING] = None
         names = set(ctx.vars) | (names - {EVERYTHING})
     current = ctx.vars
-    if all(current.get(n) == DYN for n in names if n != NAMEREFS):
-        return
-    out = ctx.set_vars()
+    new: dict[str, str] = {}
     for name in names:
-        if name != NAMEREFS:
-            out[name] = DYN
+        if name == NAMEREFS:
+            continue
+        now = current.get(name)
+        before = origin.value(name) if origin is not None else None
+        if origin is not None and _known(now) and _known(before) and _NAME.fullmatch(name):
+            new[name] = MERGED + name
+        else:
+            new[name] = DYN
+    if all(current.get(n) == v for n, v in new.items()):
+        return
+    ctx.set_vars().update(new)
     if "IFS" in names:
         walker.opaque("IFS depends on the path the script takes")
+
+
+def _known(value: str | None) -> bool:
+    return value is not None and (DYN not in value or value.startswith(MERGED))
+
+
+def merged_name(text: str) -> str | None:
+    """The variable a word is the merged value of (``$p`` after branches), or None."""
+    if text.startswith(MERGED) and _NAME.fullmatch(text[len(MERGED) :]):
+        return text[len(MERGED) :]
+    return None
+
+
+def choices(walker: Walk, name: str) -> list[str] | None:
+    """Every value the line may give ``name`` (its literal assignments), or None when one
+    is not known (read, a loop variable, a substitution, eval of unknown text...)."""
+    found = walker.literal_values.get(name)
+    if found is None or EVERYTHING in walker.literal_values or len(found) > MAX_CHOICES:
+        return None
+    return sorted(found)
 
 
 def alternatives(walker: Walk, groups: list[list[Any]], ctx: Ctx) -> None:
@@ -90,13 +153,15 @@ def alternatives(walker: Walk, groups: list[list[Any]], ctx: Ctx) -> None:
     known before the first; after them, what any of them changed is unknown."""
     names: set[str] = set()
     cwd = False
+    origin = Snapshot(walker, ctx, [node for group in groups for node, _ in group])
     for group in groups:
-        forget(walker, ctx, names, cwd)
-        before, before_cwd = snapshot(ctx)
+        forget(walker, ctx, names, cwd, origin)
+        before = Snapshot(walker, ctx, [node for node, _ in group])
         visit_statements(walker, group, ctx)
-        names |= changed(before, ctx.vars)
-        cwd = cwd or before_cwd != ctx.cwd
-    forget(walker, ctx, names, cwd)
+        more, moved = before.changed(ctx)
+        names |= more
+        cwd = cwd or moved
+    forget(walker, ctx, names, cwd, origin)
 
 
 def visit_list(walker: Walk, node: Any, ctx: Ctx) -> None:
@@ -114,16 +179,18 @@ def visit_list(walker: Walk, node: Any, ctx: Ctx) -> None:
     names: set[str] = set()
     cwd = False
     either = False
+    origin = Snapshot(walker, ctx, [child for _, child in rights])
     for op, child in rights:
         if op == "||":
             either = True
         if either:
-            forget(walker, ctx, names, cwd)
-        before, before_cwd = snapshot(ctx)
+            forget(walker, ctx, names, cwd, origin)
+        before = Snapshot(walker, ctx, [child])
         walker.visit(child, ctx)
-        names |= changed(before, ctx.vars)
-        cwd = cwd or before_cwd != ctx.cwd
-    forget(walker, ctx, names, cwd)
+        more, moved = before.changed(ctx)
+        names |= more
+        cwd = cwd or moved
+    forget(walker, ctx, names, cwd, origin)
 
 
 def visit_if(walker: Walk, node: Any, ctx: Ctx) -> None:
@@ -163,7 +230,7 @@ def visit_loop(walker: Walk, node: Any, ctx: Ctx) -> None:
     """A loop's body runs any number of times, seeing what earlier rounds changed: what
     the loop (its variable, condition or body) may change is unknown in it and after it."""
     names, cwd = assigned(walker, node)
-    before, _ = snapshot(ctx)
+    before = Snapshot(walker, ctx, [node])
     kids = node.children
     rest = []
     for i, child in enumerate(kids):
@@ -174,9 +241,13 @@ def visit_loop(walker: Walk, node: Any, ctx: Ctx) -> None:
             walker.visit(child, ctx)  # the words looped over: expanded once, first
         elif field != "variable":
             rest.append((child, _background(kids, i)))
-    forget(walker, ctx, names, cwd)
+    if node.type in ("for_statement", "select_statement"):
+        var = node.child_by_field_name("variable")
+        if var is not None:  # its values are words of the loop, not assignments
+            walker.literal_values[walker.t(var)] = None
+    forget(walker, ctx, names, cwd, before)
     visit_statements(walker, rest, ctx)
-    forget(walker, ctx, names | changed(before, ctx.vars), cwd)
+    forget(walker, ctx, names | before.changed(ctx)[0], cwd, before)
 
 
 def visit_function(walker: Walk, node: Any, ctx: Ctx) -> None:
@@ -188,13 +259,16 @@ def visit_function(walker: Walk, node: Any, ctx: Ctx) -> None:
     if name:
         walker.functions.add(name)
     inner = ctx.copy()
-    own = {k: (v if k.startswith(ALIAS) else DYN) for k, v in ctx.vars.items()}
-    text = walker.current_text()
+    # every variable unset (unknown) but the aliases (expanded where the body is read),
+    # IFS as it is, and HOME and PWD as the process's unless the script sets them
+    own = {k: v for k, v in ctx.vars.items() if k.startswith(ALIAS)} if walker.aliases else {}
+    if "IFS" in ctx.vars:
+        own["IFS"] = ctx.vars["IFS"]
     for default in ("HOME", "PWD"):
-        if re.search(rf"\b{default}\s*\+?=", text):
+        if walker.mentions(rf"\b{default}\s*\+?=".encode()):
             own[default] = DYN
     inner.vars, inner.owns_vars = own, True
-    if re.search(r"\b(?:cd|pushd|popd)\b", text):
+    if walker.mentions(rb"\b(?:cd|pushd|popd)\b"):
         inner.cwd = None
     body = node.child_by_field_name("body")
     if name and body is not None:
@@ -221,12 +295,16 @@ def call(walker: Walk, prog: str, words: list[str], ctx: Ctx, inner: Ctx | None)
             forget(walker, ctx, {EVERYTHING}, False)
         return
     if prog in ASSIGNING:
-        forget(walker, ctx, _assigned_by(prog, words, ctx), False)
+        assigned_names = _assigned_by(prog, words, ctx)
+        for name in assigned_names:
+            walker.literal_values[name] = None  # a value read at run time
+        forget(walker, ctx, assigned_names, False)
     elif prog == "alias":
         for w in words:
             name, eq, value = w.partition("=")
             if eq:
                 ctx.set_vars()[ALIAS + name] = value
+                walker.aliases = True
     elif prog == "unalias":
         names = [w for w in words if not w.startswith("-")]
         if "-a" in words:
@@ -299,7 +377,9 @@ def assigned(walker: Walk, root: Any) -> tuple[set[str], bool]:
                 continue  # `IFS= read -r x`: the assignment is the command's alone
             name = node.child_by_field_name("name")
             if name is not None:
-                names.add(walker.t(name).split("[", 1)[0])
+                plain = walker.t(name).split("[", 1)[0]
+                names.add(plain)
+                names.add(f"{DYN}case:{plain}")  # declare -l/-u NAME=...
         elif t in ("for_statement", "select_statement"):
             var = node.child_by_field_name("variable")
             if var is not None:

@@ -104,7 +104,20 @@ def emit(walker: Walk, cmd: Command, ctx: Ctx) -> None:
     prog = cmd.program
     if first.dynamic:
         walker.add(cmd)
-        walker.mark_opaque(cmd, f"the program name {first.shown!r} is computed at run time")
+        merged = flow.merged_name(first.text)
+        options = flow.choices(walker, merged) if merged is not None else None
+        if merged is None or options is None or "IFS" in ctx.vars:
+            shown = f"${merged}" if merged is not None else first.shown
+            walker.mark_opaque(cmd, f"the program name {shown!r} is computed at run time")
+            return
+        # $p after branches that give it different literal values: each may run, and
+        # which one does is not known (never read-only, no allow rule vouches for it)
+        walker.out.risky_assignments.append(f"${merged} (its program depends on the path taken)")
+        for option in options:
+            alt_words = [literal_word(x) for x in option.split()]
+            if alt_words:
+                alt = replace(cmd, argv=(*alt_words, *cmd.argv[1:]), via=(*cmd.via, f"${merged}"))
+                walker.emit(alt, deeper(ctx))
         return
     if first.glob and can_match_many(first.text):
         out.program_globs.append(first.pattern)
@@ -181,6 +194,10 @@ def emit(walker: Walk, cmd: Command, ctx: Ctx) -> None:
                 ran = walker.run_file(target, cmd, ctx, prog)
         if not cmd.via:
             flow.call(walker, prog, [], ctx, ran)  # it may have changed anything
+        if ran is None and target is not None:
+            # a file of unknown content may define functions and aliases named like any
+            # program, or change PATH: what later commands run is not known for sure
+            out.risky_assignments.append(f"{prog} {target.shown}")
         return
     if prog == "alias":
         # With expand_aliases an alias runs its value: look at it as a command line.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -24,6 +24,8 @@ class Source:
     parsed: bytes
     #: (byte offset in ``parsed``, original character) for every placeholder put in.
     astral: list[tuple[int, str]]
+    #: Searches of the whole text already made (``Walker.mentions``).
+    facts: dict[bytes, bool] = field(default_factory=dict)
 
     def text(self, node: Any) -> str:
         start, end = node.start_byte, node.end_byte

@@ -135,3 +135,10 @@ def assignment(walker: Walk, node: Any, ctx: Ctx, case: str = "") -> None:
             flow.forget(walker, ctx, {flow.EVERYTHING}, False)
         # (unknown, not unset: an unset HOME or PWD would read as the process's own)
         ctx.set_vars()[name] = DYN if w.dynamic else w.text
+        literal = walker.literal_values
+        if w.dynamic:
+            literal[name] = None
+        else:
+            seen = literal.setdefault(name, set())
+            if seen is not None:
+                seen.add(w.text)

@@ -8,6 +8,7 @@ those modules that take the walker, reached from anywhere through its methods.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -79,6 +80,10 @@ class Walker:
         self.functions: set[str] = set()
         #: What calling each of them may change: variables, and whether the directory.
         self.function_effects: dict[str, tuple[frozenset[str], bool]] = {}
+        #: Whether this line defines an alias (function bodies keep them).
+        self.aliases = False
+        #: Every literal value the line assigns each variable (None: one is not literal).
+        self.literal_values: dict[str, set[str] | None] = {}
 
     def finish(self) -> None:
         """After the walk: a file written with commands in it, then an unknown program."""
@@ -124,9 +129,14 @@ class Walker:
                 break
         return flagged
 
-    def current_text(self) -> str:
-        """The whole text being walked (the innermost nested script)."""
-        return self.sources[-1].parsed.decode("utf-8", "surrogateescape")
+    def mentions(self, pattern: bytes) -> bool:
+        """Whether the text being walked (the innermost script) matches ``pattern``
+        (cached per text: asked once per function definition)."""
+        source = self.sources[-1]
+        found = source.facts.get(pattern)
+        if found is None:
+            found = source.facts[pattern] = re.search(pattern, source.parsed) is not None
+        return found
 
     def t(self, node: Any) -> str:
         """The original text of a node of the tree being walked."""
