@@ -44,6 +44,7 @@ from codingcode.agent.transcript import (
     ToolCallFinished,
     ToolCallStarted,
     ToolDecision,
+    ToolProgress,
     ToolResult,
     TurnComplete,
     Usage,
@@ -76,6 +77,8 @@ SUB_AGENT_MAX_TURNS = 30
 MAX_DEPTH = 2
 #: After Ctrl-C, how long running calls get to stop on their signal before being cancelled.
 CANCEL_GRACE_S = 3.0
+#: A running command's progress goes to the front end at most this often.
+PROGRESS_EVERY_S = 0.25
 #: How many times one request is compacted and retried when the endpoint says it is too long.
 OVERFLOW_RETRIES = 2
 #: Without a window named in the refusal, the window is taken as this share of what was sent.
@@ -586,6 +589,7 @@ class AgentSession:
                 output_dir=self.spill_dir,
                 call_id=call.id,
                 output_budget=self.settings.tool_output_limit,
+                on_output=self._progress(call),
             )
 
             def decided(decision: Decision) -> None:
@@ -611,6 +615,27 @@ class AgentSession:
         self.sink(ToolCallFinished(self.session_id, call, result))
         if call.name == "todo_write" and not result.is_error:
             self.sink(TodosChanged(self.session_id, list(self.state.todos)))
+
+    def _progress(self, call: ToolCall) -> Callable[[bytes], None]:
+        """What a running command's output becomes: ToolProgress events with its last lines,
+        at most every PROGRESS_EVERY_S (the front end shows them with the elapsed time)."""
+        started = time.monotonic()
+        tail = bytearray()
+        sent = [0.0]
+
+        def seen(data: bytes) -> None:
+            tail.extend(data)
+            if len(tail) > 4096:
+                del tail[: len(tail) - 4096]
+            now = time.monotonic()
+            if data and now - sent[0] < PROGRESS_EVERY_S:
+                return
+            sent[0] = now
+            text = tail.decode("utf-8", errors="replace")
+            lines = [line for line in text.splitlines() if line.strip()][-3:]
+            self.sink(ToolProgress(self.session_id, call, started, lines))
+
+        return seen
 
     def _decided(self, call: ToolCall, decision: Decision) -> None:
         event = ToolDecision(

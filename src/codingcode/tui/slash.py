@@ -80,6 +80,7 @@ def help_text() -> str:
     lines += [
         "  !command      run a shell command yourself (in the sandbox); the model sees its output",
         "  @path         attach a file to your prompt (Tab completes paths)",
+        "  \\ + Enter     a new line in the prompt (so does Alt+Enter); Enter alone sends it",
         "Ctrl-C cancels the running prompt; Ctrl-D or /exit quits.",
     ]
     return "\n".join(lines)
@@ -212,6 +213,7 @@ class SlashHandler:
     async def cmd_compact(self, arg: str) -> None:
         from codingcode.agent.model import ModelError
 
+        before = self.session.context_tokens()
         try:
             done = await self.session.compact(arg or None, reason="manual")
         except ModelError as exc:
@@ -220,7 +222,11 @@ class SlashHandler:
         if not done:
             self.console.print("Nothing to compact yet.")
         else:
-            self.console.print(f"Compacted: {status_line(self.session)}")
+            self.console.print(
+                f"Compacted: context {_k(before)} → {_k(self.session.context_tokens())} tokens. "
+                f"{status_line(self.session)}",
+                markup=False,
+            )
 
     def cmd_todos(self, arg: str) -> None:
         from rich.markup import escape
@@ -310,9 +316,12 @@ class SlashHandler:
         from codingcode.mcp.prompts import manager_of
 
         servers: dict[str, list[str]] = {}
+        shared: list[str] = []
         for t in self.session.service.list():
-            if t.origin.kind == "mcp":
-                servers.setdefault(t.origin.server or "?", []).append(t.name)
+            if t.origin.kind == "mcp" and t.origin.server:
+                servers.setdefault(t.origin.server, []).append(t.name)
+            elif t.origin.kind == "mcp":
+                shared.append(t.name)  # the resource tools: they serve every server
         manager = manager_of(self.session.service)
         down = [
             f"MCP server {c.name!r} {c.state.value}: {c.error or 'no reason given'}"
@@ -326,7 +335,11 @@ class SlashHandler:
                 "(`codingcode mcp list` says which)."
             )
         for server, names in sorted(servers.items()):
-            self.console.print(f"{server}: {', '.join(sorted(names))}", markup=False)
+            self.console.print(f"server {server}: {', '.join(sorted(names))}", markup=False)
+        if shared:
+            self.console.print(
+                f"every server's resources: {', '.join(sorted(shared))}", markup=False
+            )
         if prompts:
             self.console.print(
                 "\n".join(["Prompts (/server:prompt ARGS):", *prompts]),
