@@ -27,6 +27,7 @@ def _private_user_dirs(
     home = tmp_path_factory.mktemp("user")
     monkeypatch.setenv("CODINGCODE_CONFIG_DIR", str(home / "config"))
     monkeypatch.setenv("CODINGCODE_STATE_DIR", str(home / "state"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))
     monkeypatch.delenv("CODINGCODE_TRUST_ALL", raising=False)
 
 
@@ -80,6 +81,32 @@ def run_cli(
         timeout=timeout,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_cli_in_process(args: Sequence[str], *, cwd: Path) -> CliResult:
+    """The real command's code (argument parsing, exit codes, output) in this process, for a
+    test that runs many read-only queries: each real process pays the command's start-up
+    (``run_cli`` and the e2e tests cover the process itself)."""
+    import contextlib
+    import io
+
+    from codingcode import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    argv, here = sys.argv, os.getcwd()
+    code = 0
+    try:
+        sys.argv = ["codingcode", *args]
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                cli.run()
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = argv
+        os.chdir(here)
+    return CliResult(code, out.getvalue(), err.getvalue())
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -306,6 +306,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "codingcode.capabilities",  # what approval grants and the sandbox applies
             "codingcode.modes",  # the permission modes' names
             "codingcode.process",  # running a child process; the Launcher protocol
+            "codingcode.plugins",  # installed packages' entry points, loaded
         ),
     ),
     # the shell analysis library: what a command line does
@@ -336,8 +337,14 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 #: Imports that are legal by the floors but not by design: the tools read their settings as
 #: typed sections through the Workspace (``Workspace.section``), never the settings files'
-#: module.
-FORBIDDEN = (("codingcode.tools", "codingcode.config"),)
+#: module; approval and the hooks know tools by their declarations
+#: (``codingcode.tools.declarations``: roles, effects, the edit preview), never a concrete
+#: tool.
+FORBIDDEN = (
+    ("codingcode.tools", "codingcode.config"),
+    ("codingcode.approval", "codingcode.tools.builtin"),
+    ("codingcode.hooks", "codingcode.tools.builtin"),
+)
 
 
 def _within(module: str, unit: str) -> bool:

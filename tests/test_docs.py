@@ -158,3 +158,12 @@ def test_lists_and_tables_start_after_a_blank_line(path: Path) -> None:
             problems.append(f"{path.name}:{number}: {line[:50]}")
         previous = line
     assert not problems, f"add a blank line before: {problems}"
+
+
+def test_every_benchmark_is_described() -> None:
+    """docs/benchmarks.md's table says what every bench/bench_*.py measures."""
+    text = (DOCS / "benchmarks.md").read_text()
+    table = text[text.index("## What each script measures") :].split("\n## ", 1)[0]
+    described = set(re.findall(r"^\| `(bench_\w+\.py)` \|", table, re.M))
+    scripts = {p.name for p in (ROOT / "bench").glob("bench_*.py")}
+    assert scripts <= described, f"not in docs/benchmarks.md: {sorted(scripts - described)}"

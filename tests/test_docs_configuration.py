@@ -31,6 +31,8 @@ SECTIONS: dict[str, tuple[str, ...]] = {
     "hooks.EVENT[].hooks[]": ("CommandHookSpec",),
     "sandbox": ("SandboxSettings",),
     "sandbox.network": ("NetworkSettings",),
+    "sandbox.credentials": ("CredentialsSettings",),
+    "credential": ("CredentialFileSetting", "CredentialEnvSetting"),
     "model_client": ("ModelClientSettings",),
     "checkpoints": ("CheckpointSettings",),
     "background": ("BackgroundSettings",),
@@ -55,6 +57,7 @@ def effective_defaults() -> dict[str, Any]:
         "sandbox.network": fields["network"].default,
         "sandbox.network.mode": fields["network"].default,
         "sandbox.network.allowLocalAddresses": domains.allow_local,
+        "sandbox.network.tlsTerminate": fields["tls_terminate"].default,
     }
 
 

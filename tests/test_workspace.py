@@ -26,6 +26,10 @@ def fake() -> Iterator[FakeModelServer]:
     server.close()
 
 
+#: The settings files one read looks at: three levels, Claude Code's file and ours at each.
+FILES = 6
+
+
 @pytest.fixture
 def counts(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """How often the settings files are read and trust stores made, from here on."""
@@ -102,8 +106,8 @@ def test_a_run_with_a_sub_agent_reads_settings_and_trust_once(
     assert "lib.py:1" in tool_results(fake.bodies()[2])[-1][0]
     assert "VALUE = 7" in tool_results(fake.bodies()[5])[-1][0]
     assert "Be brief." in json.dumps(fake.bodies()[0])
-    # Three settings files (user, project, local), read once; one trust store.
-    assert counts == {"settings_reads": 3, "trust_stores": 1}
+    # Six settings files (three levels, Claude Code's and ours), read once; one trust store.
+    assert counts == {"settings_reads": FILES, "trust_stores": 1}
 
 
 def test_the_workspace_keeps_the_trust_decision(project: Path, counts: dict[str, int]) -> None:
@@ -131,7 +135,7 @@ def test_the_workspace_keeps_the_trust_decision(project: Path, counts: dict[str,
     again = distrusting.reload()
     assert again.trust is distrusting.trust
     assert [f.trusted for f in again.settings.files] == [False]
-    assert counts["settings_reads"] == before["settings_reads"] + 3
+    assert counts["settings_reads"] == before["settings_reads"] + FILES
     assert counts["trust_stores"] == before["trust_stores"]
 
 
@@ -160,5 +164,5 @@ def test_the_run_command_with_a_slash_command_reads_settings_and_trust_once(
     assert code == 0, out.err
     assert out.out.strip() == "It holds the value."
     assert "Explain lib.py in one line." in json.dumps(fake.bodies()[0])
-    # Three settings files (user, project, local), read once; one trust store.
-    assert counts == {"settings_reads": 3, "trust_stores": 1}
+    # Six settings files (three levels, Claude Code's and ours), read once; one trust store.
+    assert counts == {"settings_reads": FILES, "trust_stores": 1}

@@ -1,12 +1,15 @@
 """Settings files: where they are, how they load, how they merge (DESIGN: contract).
 
-Three files, read in this order; later ones override earlier ones and lists are merged:
+Three levels, read in this order; later ones override earlier ones and lists are merged:
 
-1. the user's settings, ``<platform config dir>/codingcode/settings.json`` (trusted: the
-   user's own);
-2. ``<project>/.codingcode/settings.json`` (the project's, committed);
-3. ``<project>/.codingcode/settings.local.json`` (personal, git-ignored; where the
-   confirmation prompt saves always/never answers).
+1. the user's settings, ``~/.claude/settings.json`` then
+   ``<platform config dir>/codingcode/settings.json`` (trusted: the user's own);
+2. the project's: ``.claude/settings.json`` then ``.codingcode/settings.json`` (committed);
+3. personal: ``.claude/settings.local.json`` then ``.codingcode/settings.local.json``
+   (git-ignored; where the confirmation prompt saves always/never answers).
+
+At each level Claude Code's file is read first, so codingcode's own file of the same level
+wins a conflict (``codingcode.claude_settings`` says what is read from a Claude Code file).
 
 This module only finds, reads and checks the JSON of each file and keeps where every value
 came from. Each subsystem validates its own section (``permissions``, ``hooks``,
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from codingcode.dirs import USER_CONFIG_ENV as USER_CONFIG_ENV
 from codingcode.dirs import USER_STATE_ENV as USER_STATE_ENV
+from codingcode.dirs import claude_config_dir
 from codingcode.dirs import user_config_dir as user_config_dir
 from codingcode.dirs import user_state_dir as user_state_dir
 from codingcode.errors import InvalidArgumentsError
@@ -57,11 +61,31 @@ class SettingsError(InvalidArgumentsError):
 
 
 def settings_paths(project: Path) -> list[tuple[Scope, Path]]:
+    """codingcode's own settings file of each level (where its commands write)."""
     return [
         (Scope.USER, user_config_dir() / "settings.json"),
         (Scope.PROJECT, project / ".codingcode" / "settings.json"),
         (Scope.LOCAL, project / ".codingcode" / "settings.local.json"),
     ]
+
+
+def claude_settings_paths(project: Path) -> list[tuple[Scope, Path]]:
+    """Claude Code's settings file of each level (read, never written)."""
+    return [
+        (Scope.USER, claude_config_dir() / "settings.json"),
+        (Scope.PROJECT, project / ".claude" / "settings.json"),
+        (Scope.LOCAL, project / ".claude" / "settings.local.json"),
+    ]
+
+
+def read_order(project: Path) -> list[tuple[Scope, Path, str]]:
+    """Every settings file in the order it is read, with its dialect (``claude`` or
+    ``codingcode``): by level, Claude Code's first, so ours wins a conflict."""
+    ours, claude = settings_paths(project), claude_settings_paths(project)
+    order: list[tuple[Scope, Path, str]] = []
+    for (scope, theirs), (_, own) in zip(claude, ours, strict=True):
+        order += [(scope, theirs, "claude"), (scope, own, "codingcode")]
+    return order
 
 
 @dataclass(frozen=True)
@@ -75,6 +99,10 @@ class SettingsFile:
     #: for the user's own file; for a project file only once the user trusted it as it is.
     #: What a file *restricts* applies either way.
     trusted: bool = True
+    #: ``codingcode`` or ``claude`` (a Claude Code file: ``data`` is what we read of it).
+    dialect: str = "codingcode"
+    #: Keys of the file that codingcode recognises and does not act on.
+    unused: tuple[str, ...] = ()
 
     def section(self, key: str) -> Any:
         return self.data.get(key)
@@ -86,6 +114,9 @@ class Settings:
 
     project: Path
     files: list[SettingsFile] = field(default_factory=list)
+    #: One line each, shown once by the front end and by ``codingcode config``: a Claude
+    #: Code file that could not be read, an unknown key, a value with no equivalent.
+    notes: list[str] = field(default_factory=list)
 
     def merged(self, key: str, default: Any = None) -> Any:
         """The value of a top-level key, later files overriding (dicts merged, lists joined)."""
@@ -225,14 +256,52 @@ def load_settings(project: Path, *, trust: TrustStore | None = None) -> Settings
 
     settings = Settings(project=project)
     store = trust if trust is not None else TrustStore()
-    for scope, path in settings_paths(project):
-        loaded = read_settings_file(scope, path)
+    for scope, path, dialect in read_order(project):
+        if dialect == "claude":
+            loaded = _read_claude_file(scope, path, settings.notes)
+        else:
+            loaded = read_settings_file(scope, path)
+            if loaded is not None:
+                settings.notes += _unknown_key_notes(loaded)
         if loaded is None:
             continue
         if scope is not Scope.USER:
             loaded = replace(loaded, trusted=store.is_trusted(project, path, loaded.raw))
         settings.files.append(loaded)
     return settings
+
+
+def _read_claude_file(scope: Scope, path: Path, notes: list[str]) -> SettingsFile | None:
+    """A Claude Code settings file: one it cannot read is one line in ``notes`` (the rest
+    of the settings still load, as Claude Code does)."""
+    from dataclasses import replace
+
+    from codingcode.claude_settings import normalize
+
+    try:
+        loaded = read_settings_file(scope, path)
+    except SettingsError as exc:
+        notes.append(f"codingcode: {exc.message} It is skipped.")
+        return None
+    if loaded is None:
+        return None
+    read = normalize(loaded.data, path)
+    notes += read.notes
+    return replace(loaded, data=read.data, dialect="claude", unused=tuple(read.unused))
+
+
+def _unknown_key_notes(f: SettingsFile) -> list[str]:
+    from codingcode.claude_settings import (
+        CLAUDE_KEYS_KNOWN,
+        CODINGCODE_KEYS,
+        unknown_key_note,
+    )
+
+    return [
+        unknown_key_note(f.path, key, CODINGCODE_KEYS)
+        for key in f.data
+        if key not in CODINGCODE_KEYS and key not in CLAUDE_KEYS_KNOWN
+    ]
 
 
 LOCAL_SETTINGS = "settings.local.json"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 USER_CONFIG_ENV = "CODINGCODE_CONFIG_DIR"
 USER_STATE_ENV = "CODINGCODE_STATE_DIR"
+#: Claude Code's own variable for where its user files are (default ``~/.claude``).
+CLAUDE_CONFIG_ENV = "CLAUDE_CONFIG_DIR"
 
 
 def user_config_dir() -> Path:
@@ -28,3 +30,12 @@ def user_state_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_state_dir("codingcode"))
+
+
+def claude_config_dir() -> Path:
+    """Claude Code's user directory (``$CLAUDE_CONFIG_DIR``, else ``~/.claude``): its
+    ``settings.json`` and ``agents/`` are read beside codingcode's own."""
+    override = os.environ.get(CLAUDE_CONFIG_ENV)
+    if override:
+        return Path(override)
+    return Path.home() / ".claude"

@@ -175,13 +175,23 @@ _decision = threading.local()
 
 
 def begin_decision() -> None:
-    """Start one decision: symlinks are resolved afresh, once per path within it."""
-    _decision.cache = {}
+    """Start one decision: symlinks are resolved afresh, once per path within it. Nested
+    (the rule engine inside the pipeline's decision): the outer one's memo goes on."""
+    depth = getattr(_decision, "depth", 0)
+    if depth == 0:
+        _decision.cache = {}
+    _decision.depth = depth + 1
 
 
 def end_decision() -> None:
     """End it: a resolution outside a decision is fresh every time (never the last one's)."""
-    _decision.cache = None
+    depth = max(0, getattr(_decision, "depth", 0) - 1)
+    _decision.depth = depth
+    if depth == 0:
+        _decision.cache = None
+
+
+_PROC_ROOT = re.compile(r"^/proc/(?:self|thread-self|\d+)(?:/task/\d+)?/root(/.*)?$")
 
 
 def spellings(path: str, cwd: str | Path) -> tuple[str, ...]:
@@ -202,6 +212,13 @@ def spellings(path: str, cwd: str | Path) -> tuple[str, ...]:
     else:
         real = _real_memo(joined, cache)
     result = (lex,) if real == lex else (lex, real)
+    root = _PROC_ROOT.match(lex)
+    if root is not None:
+        # /proc/PID/root is the root directory of that process: every spelling under it
+        # is also the same path from the root (whether or not it can be resolved here)
+        same = "/" + (root.group(1) or "").lstrip("/")
+        if same not in result:
+            result = (*result, same)
     if cache is not None and len(cache) < 4096:
         cache[key] = result
     return result
@@ -217,7 +234,8 @@ def is_inside(path: str, root: Path) -> bool:
 
 #: Files in a project that configure what the agent may do or what runs on its own:
 #: an edit of one is never passed by a mode (it could grant itself permissions).
-CONTROL_FILES = (".codingcode", ".mcp.json", ".git/hooks", ".git/config")
+#: Claude Code's ``.claude/`` is read beside ``.codingcode/``, so it is one too.
+CONTROL_FILES = (".codingcode", ".claude", ".mcp.json", ".git/hooks", ".git/config")
 
 
 def is_control_file(path: str, root: Path) -> bool:

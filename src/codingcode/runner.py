@@ -141,7 +141,7 @@ class ToolRunner:
         definition, model = self.service.validate(name, args)
         if self.pipeline is None:
             return await self._execute(definition, model, ctx, on_checkpoint)
-        from codingcode.record.audit import CallTracker
+        from codingcode.record.calls import CallTracker
         from codingcode.text import safe_text
 
         # Record: the call's outcome (ran, failed, cancelled, denied) joins its layer records.
@@ -176,7 +176,7 @@ class ToolRunner:
                 ctx = replace(ctx, capabilities=caps)
                 track.started()
                 # The sandbox's network proxy files each connection under this call.
-                from codingcode.sandbox.network.runtime import current_call
+                from codingcode.sandbox.network.calls import current_call
 
                 token = current_call.set(call.call_id)
                 try:
@@ -230,7 +230,7 @@ class ToolRunner:
     ) -> str:
         """Execute; when the network policy refused names the user may allow, ask (or say
         what to add) and, on a yes, run it again with them (issue 16)."""
-        from codingcode.sandbox.network.runtime import Blocked, call_blocks
+        from codingcode.sandbox.network.calls import Blocked, call_blocks
 
         async def attempt(extra: frozenset[str], seen: list[Blocked]) -> str:
             caps = ctx.capabilities
@@ -426,6 +426,32 @@ def build_runner(
 
             pipeline.confirmer = NotifyingConfirmer(pipeline.confirmer, lifecycle)
     runner.launcher = launcher
+    masks = getattr(launcher, "policy", None)
+    if pipeline is not None and masks is not None:
+        # What the sandbox masks, for approval: never auto-allowed as "read-only", never
+        # read by a tool outside the sandbox without an explicit grant (issue 26).
+        import os
+
+        from codingcode.approval.capabilities import masked_names
+        from codingcode.sandbox.backends import mask_specs
+        from codingcode.sandbox.masks import home_dirs
+        from codingcode.sandbox.secrets import SecretMatcher, state_dir_mask
+
+        specs = mask_specs(masks)
+        homes = home_dirs(os.environ)
+        state = state_dir_mask()
+        pipeline.masked = masked_names(
+            # the file tools: the secret classes (their denyRead and deny-rule paths are
+            # refused outright: codingcode.sandbox.masks.ReadGuard)
+            SecretMatcher(
+                [s for s in specs if s.secret_class],
+                project,
+                homes,
+                state_dir=state,
+                for_tools=True,
+            ),
+            SecretMatcher(specs, project, homes),
+        )
     launcher_policy: Any = getattr(launcher, "policy", None)
     if getattr(launcher_policy, "credentials", None):
         from codingcode.sandbox.credentials.mounts import describe as describe_credentials

@@ -42,9 +42,22 @@ def grant_files(project: Path) -> list[Path]:
         project / ".codingcode" / "settings.local.json",
         project / ".mcp.json",
     ]
-    agents_dir = project / ".codingcode" / "agents"
-    agents = sorted(agents_dir.glob("*.md")) if agents_dir.is_dir() else []
-    return [*base, *agents, *_instruction_files(project)]
+    # Claude Code's files, read beside ours: listed only when they exist (a project without
+    # `.claude/` is not asked about it).
+    claude = [
+        p
+        for p in (
+            project / ".claude" / "settings.json",
+            project / ".claude" / "settings.local.json",
+        )
+        if p.exists()
+    ]
+    agents: list[Path] = []
+    for base_dir in (project / ".codingcode", project / ".claude"):
+        agents_dir = base_dir / "agents"
+        if agents_dir.is_dir():
+            agents += sorted(agents_dir.glob("*.md"))
+    return [*base, *claude, *agents, *_instruction_files(project)]
 
 
 def _instruction_files(project: Path) -> list[Path]:

@@ -29,8 +29,9 @@ from codingcode.agent.transcript import (
     TurnComplete,
     Usage,
 )
-from codingcode.config import SettingsError, load_settings
+from codingcode.config import SettingsError
 from codingcode.runner import build_runner
+from codingcode.workspace import Workspace
 
 
 @pytest.fixture(autouse=True)
@@ -106,15 +107,15 @@ def test_agent_settings_validated(project: Path) -> None:
     (project / ".codingcode").mkdir()
     path = project / ".codingcode" / "settings.json"
     path.write_text(json.dumps({"contextWindow": 5000, "appendSystemPrompt": "x"}))
-    s = load_agent_settings(project, load_settings(project))
+    s = load_agent_settings(Workspace.load(project))
     assert s.context_window == 5000 and s.append_system_prompt == ["x"]
     assert context_window("fake", s.context_window) == 5000
     path.write_text(json.dumps({"compactThreshold": 2}))
     with pytest.raises(SettingsError, match="compactThreshold"):
-        load_agent_settings(project, load_settings(project))
+        load_agent_settings(Workspace.load(project))
     path.write_text(json.dumps({"toolOutputLimit": "big"}))
     with pytest.raises(SettingsError, match=str(path)):
-        load_agent_settings(project, load_settings(project))
+        load_agent_settings(Workspace.load(project))
 
 
 def test_window_table_and_cost() -> None:

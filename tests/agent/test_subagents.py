@@ -144,11 +144,12 @@ def test_profiles_keep_their_scope(
     (user / "agents" / "mine.md").write_text("---\ndescription: Mine.\n---\nUser prompt.\n")
     write_profile(project, "explore", "---\ntools: Read, Grep\n---\nA project override.\n")
     monkeypatch.setenv("CODINGCODE_TRUST_ALL", "1")
-    agents = load_agents(project, Workspace.load(project).is_trusted)
+    agents = load_agents(Workspace.load(project))
     assert agents["general"].scope is None and agents["general"].path is None
     assert agents["mine"].scope is Scope.USER
     assert agents["explore"].scope is Scope.PROJECT
-    assert agents["explore"].tools == ("Read", "Grep")  # comma form accepted
+    # comma form accepted, Claude Code's names in ours
+    assert agents["explore"].tools == ("read_file", "search_code")
 
 
 def test_bad_profiles_name_file_and_field(project: Path) -> None:
@@ -174,7 +175,7 @@ def test_untrusted_project_profile_keeps_only_read_only_tools(
     write_profile(project, "builder", "---\ntools: [execute_command, read_file]\n---\nBuild it.\n")
     write_profile(project, "wide", "---\ndescription: all tools\n---\nDo anything.\n")
     write_profile(project, "reader", "---\ntools: [read_file]\n---\nRead.\n")
-    agents = load_agents(project, Workspace.load(project).is_trusted)
+    agents = load_agents(Workspace.load(project))
     assert agents["builder"].tools == ("read_file",)
     assert "until you trust this project" in agents["builder"].ignored
     assert agents["wide"].tools == READ_ONLY_TOOLS and agents["wide"].ignored
@@ -182,12 +183,12 @@ def test_untrusted_project_profile_keeps_only_read_only_tools(
     from codingcode.trust import TrustStore
 
     TrustStore().trust(project)
-    agents = load_agents(project, Workspace.load(project).is_trusted)
+    agents = load_agents(Workspace.load(project))
     assert agents["builder"].tools == ("execute_command", "read_file")
     assert agents["wide"].tools is None and not agents["wide"].ignored
     # A change to the file is untrusted again.
     write_profile(project, "builder", "---\ntools: [execute_command]\n---\nBuild more.\n")
-    assert load_agents(project, Workspace.load(project).is_trusted)["builder"].tools == ()
+    assert load_agents(Workspace.load(project))["builder"].tools == ()
 
 
 async def test_profile_model_and_cancellation(

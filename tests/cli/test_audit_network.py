@@ -1,5 +1,8 @@
 """`codingcode audit --network` (issue 16): the proxy's connection attempts, allowed and
-refused, each with the call it belongs to; filters and `--json` as the rest of `audit`."""
+refused, each with the call it belongs to; filters and `--json` as the rest of `audit`.
+
+The real process runs the listing, the large log and the damaged log; the many filter and
+refusal queries run the same command code in this process (``run_cli_in_process``)."""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from pathlib import Path
 
 from codingcode.approval.call import LayerResult, ToolCall
 from codingcode.record.audit import AuditLog
-from tests.conftest import run_cli
+from tests.conftest import run_cli, run_cli_in_process
 
 NOT_LISTED = "sandbox.network.allowedDomains"
 
@@ -57,19 +60,19 @@ def test_network_rows_show_the_verdict_and_the_call(project: Path) -> None:
 
 def test_network_filters_and_json(project: Path) -> None:
     fill(project)
-    r = run_cli(["audit", "--network", "--json", "--decision", "deny"], cwd=project)
+    r = run_cli_in_process(["audit", "--network", "--json", "--decision", "deny"], cwd=project)
     assert r.code == 0, r.stderr
     rows = [json.loads(line) for line in r.stdout.splitlines()]
     assert [(x["host"], x["allowed"]) for x in rows] == [("evil.test", False), ("pypi.org", False)]
     assert rows[0]["call_id"] == "c-curl" and rows[0]["tool"] == "execute_command"
     assert rows[0]["args"] == {"command": "curl evil.test"} and rows[0]["setting"] == NOT_LISTED
-    r = run_cli(["audit", "--network", "--json", "--host", "*.npmjs.org"], cwd=project)
+    r = run_cli_in_process(["audit", "--network", "--json", "--host", "*.npmjs.org"], cwd=project)
     assert [json.loads(x)["host"] for x in r.stdout.splitlines()] == ["registry.npmjs.org"]
-    r = run_cli(["audit", "--network", "--json", "--call", "c-curl"], cwd=project)
+    r = run_cli_in_process(["audit", "--network", "--json", "--call", "c-curl"], cwd=project)
     assert [json.loads(x)["host"] for x in r.stdout.splitlines()] == ["evil.test"]
-    r = run_cli(["audit", "--network", "--limit", "1"], cwd=project)
+    r = run_cli_in_process(["audit", "--network", "--limit", "1"], cwd=project)
     assert len(r.stdout.splitlines()) == 1 and "pypi.org" in r.stdout  # the newest
-    r = run_cli(["audit", "--network", "--decision", "allow"], cwd=project)
+    r = run_cli_in_process(["audit", "--network", "--decision", "allow"], cwd=project)
     assert len(r.stdout.splitlines()) == 1 and "registry.npmjs.org" in r.stdout
 
 
@@ -79,15 +82,15 @@ def test_network_options_that_do_not_go_together_say_so(project: Path) -> None:
         (["--network", "--calls"], "--calls, --outcome and --tool do not apply"),
         (["--host", "x"], "--host and --call go with --network"),
     ):
-        r = run_cli(["audit", *args], cwd=project)
+        r = run_cli_in_process(["audit", *args], cwd=project)
         assert r.code != 0 and words in r.stderr, (args, r.stderr)
         assert "Traceback" not in r.stderr
 
 
 def test_no_network_records_says_so(project: Path) -> None:
-    r = run_cli(["audit", "--network"], cwd=project)
+    r = run_cli_in_process(["audit", "--network"], cwd=project)
     assert r.code == 0 and r.stdout == "" and "no network records" in r.stderr
-    r = run_cli(["audit", "--network", "--json"], cwd=project)
+    r = run_cli_in_process(["audit", "--network", "--json"], cwd=project)
     assert r.code == 0 and r.stdout == ""
 
 

@@ -203,7 +203,7 @@ def real_project() -> Iterator[Path]:
 
 @needs_bwrap
 def test_status_lists_every_mask_and_probes_it(real_project: Path, env: dict[str, str]) -> None:
-    from codingcode.sandbox.masks import DEFAULT_MASKS
+    from codingcode.sandbox.secrets import DEFAULT_MASKS
 
     project = real_project
 

@@ -12,8 +12,9 @@ import pytest
 
 from codingcode.process import CommandResult, run_command
 from codingcode.sandbox import masks as masks_module
-from codingcode.sandbox.masks import DEFAULT_MASKS, MaskResolver
+from codingcode.sandbox.masks import MaskResolver
 from codingcode.sandbox.policy import BackendChoice, SandboxPolicy
+from codingcode.sandbox.secrets import DEFAULT_MASKS
 from codingcode.sandbox.service import SandboxService
 from tests.sandbox.conftest import BACKENDS
 

@@ -157,3 +157,38 @@ def leftover_processes(marker: str) -> list[str]:
         line for line in out.splitlines()[1:]
         if marker in line and ("bwrap" in line or "codingcode" in line) and "ps -eo" not in line
     ]  # fmt: skip
+
+
+def start_fleet(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    """``codingcode fleet ARGS`` in the background, its JSON progress read line by line."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "codingcode", "fleet", *args],
+        cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def wait_for_event(
+    proc: subprocess.Popen[str], kind: str, count: int = 1, timeout: float = 120
+) -> list[dict[str, Any]]:
+    """Read progress events until ``count`` of ``kind`` have been seen; return all read."""
+    assert proc.stdout is not None
+    seen: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            raise AssertionError(
+                f"fleet ended before {count} {kind}: {proc.stderr.read() if proc.stderr else ''}"
+            )
+        seen.append(json.loads(line))
+        if sum(e["type"] == kind for e in seen) >= count:
+            return seen
+    raise AssertionError(f"no {count} {kind} within {timeout} s")
+
+
+def wait_gone(marker: str, timeout: float = 20) -> list[str]:
+    """Leftover processes naming ``marker`` once they had ``timeout`` s to go."""
+    deadline = time.monotonic() + timeout
+    while (left := leftover_processes(marker)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left

@@ -11,9 +11,10 @@ from rich.console import Console
 
 from codingcode.config import Scope
 from codingcode.errors import InvalidArgumentsError, ToolFailureError
+from codingcode.mcp import LIST_TOOL, READ_TOOL
 from codingcode.mcp.client import McpManager
 from codingcode.mcp.config import McpServerConfig, parse_server
-from codingcode.mcp.resources import LIST_TOOL, READ_TOOL, resource_mentions
+from codingcode.mcp.resources import resource_mentions
 from codingcode.tools import ToolExecCtx, ToolService
 from tests.agent.fake_model import FakeModelServer
 from tests.mcp.conftest import eventually

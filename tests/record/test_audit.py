@@ -17,15 +17,10 @@ from hypothesis import strategies as st
 
 from codingcode.approval.pipeline import LayerResult, ToolCall
 from codingcode.errors import AgentError, DeniedError, ToolTimeoutError
-from codingcode.record.audit import (
-    MIGRATIONS,
-    SCHEMA_VERSION,
-    AuditLog,
-    CallRecord,
-    default_audit_path,
-    reported_exit_code,
-    shorten,
-)
+from codingcode.record.audit import AuditLog, CallRecord, default_audit_path
+from codingcode.record.calls import reported_exit_code
+from codingcode.record.migrations import MIGRATIONS, SCHEMA_VERSION
+from codingcode.record.redaction import shorten
 from codingcode.text import safe_text
 
 

@@ -10,12 +10,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codingcode.sandbox.masks import (
-    DEFAULT_MASKS,
     SKIP_DIRS,
     MaskResolver,
     MaskSpec,
     glob_regex,
 )
+from codingcode.sandbox.secrets import DEFAULT_MASKS
 
 PROJECT_MASKS = [m for m in DEFAULT_MASKS if m.pattern.startswith("**")]
 

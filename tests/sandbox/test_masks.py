@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from codingcode.capabilities import CapabilitySet
-from codingcode.sandbox.masks import DEFAULT_MASKS, MaskSpec
+from codingcode.sandbox.masks import MaskSpec
 from codingcode.sandbox.policy import SandboxPolicy, with_deny_read
+from codingcode.sandbox.secrets import DEFAULT_MASKS
 
 from .conftest import BACKENDS, Box, out
 

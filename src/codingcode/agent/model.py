@@ -130,3 +130,41 @@ def resolve_model(project: Path, flag: str | None = None, *, settings: Settings)
         raise ModelNotConfiguredError("No model is configured. " + HOW_TO_CONFIGURE + hint)
     value, path, scope = chosen
     return parse_model(value, source=str(path), scope=scope)
+
+
+#: Claude Code's model aliases (an agent's ``model: sonnet``), by provider, when the
+#: settings' ``modelAliases`` does not name them. A provider without an entry (an
+#: OpenAI-compatible endpoint) gives the parent's model: an alias is a size, not a model.
+MODEL_ALIASES: dict[str, dict[str, str]] = {
+    "anthropic": {
+        "sonnet": "claude-sonnet-4-5",
+        "opus": "claude-opus-4-1",
+        "haiku": "claude-haiku-4-5",
+    },
+}
+ALIAS_NAMES = ("sonnet", "opus", "haiku", "inherit")
+
+
+def resolve_alias(text: str, parent: ModelSpec, settings: Settings) -> str | None:
+    """An agent's ``model`` as ``PROVIDER:MODEL``: an alias (``sonnet``, ``opus``,
+    ``haiku``) through the settings' ``modelAliases`` (later files win), else the table
+    of the parent's provider; ``inherit`` or an alias with no entry: None (the parent's
+    model). Anything else is returned as written."""
+    name = text.strip()
+    if name.lower() not in ALIAS_NAMES:
+        return name
+    if name.lower() == "inherit":
+        return None
+    chosen: str | None = None
+    for f, value in settings.sources("modelAliases"):
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise SettingsError(
+                f"Settings file {f.path}: `modelAliases` must map an alias to PROVIDER:MODEL, "
+                'e.g. {"sonnet": "anthropic:claude-sonnet-4-5"}.'
+            )
+        if name.lower() in value:
+            chosen = value[name.lower()]
+    if chosen is not None:
+        return chosen
+    model = MODEL_ALIASES.get(parent.provider, {}).get(name.lower())
+    return f"{parent.provider}:{model}" if model else None

@@ -19,15 +19,17 @@ have written: the trust logic decides whether its tool grants apply.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from codingcode.config import Scope, SettingsError, user_config_dir
 from codingcode.tools.resolver import AgentProfile
+
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
 
 #: What an explorer may do: look, never change.
 READ_ONLY_TOOLS = (
@@ -154,7 +156,7 @@ def parse_profile(path: Path, scope: Scope, data: bytes | None = None) -> AgentS
         name=name,
         description=fm.description.strip() or f"The {name} agent.",
         system_prompt=prompt,
-        tools=tuple(fm.tools) if fm.tools is not None else None,
+        tools=our_tool_names(tuple(fm.tools)) if fm.tools is not None else None,
         model=model,
         scope=scope,
         path=path,
@@ -190,25 +192,59 @@ def untrusted_view(spec: AgentSpec) -> AgentSpec:
 
 
 def profile_dirs(project: Path) -> list[tuple[Scope, Path]]:
+    """Where profiles are read, in order (a later one replaces an earlier one of the same
+    name): Claude Code's folder of each level before ours."""
+    from codingcode.dirs import claude_config_dir
+
     return [
+        (Scope.USER, claude_config_dir() / "agents"),
         (Scope.USER, user_config_dir() / "agents"),
+        (Scope.PROJECT, project / ".claude" / "agents"),
         (Scope.PROJECT, project / ".codingcode" / "agents"),
     ]
 
 
-def load_agents(project: Path, is_trusted: Callable[[Path, bytes], bool]) -> dict[str, AgentSpec]:
-    """Every profile by name: built-ins, then the user's, then the project's.
+def our_tool_names(entries: tuple[str, ...]) -> tuple[str, ...]:
+    """An agent's ``tools`` in our names: Claude Code's (``Read, Write, Edit, Bash``,
+    ``mcp__github``) translated, ours and globs as they are."""
+    from codingcode.tools.claude_names import translate_rule
+
+    out: list[str] = []
+    for entry in entries:
+        for rule in translate_rule(entry):
+            out.append(rule.partition("(")[0].strip())
+    return tuple(dict.fromkeys(out))
+
+
+#: The problems of the profile files last read, one line each, by project: a bad file is
+#: skipped, never breaking the rest (shown by ``/agents`` and when a session starts).
+SKIPPED: dict[Path, list[str]] = {}
+
+
+def load_agents(workspace: Workspace) -> dict[str, AgentSpec]:
+    """Every profile of the session's project by name: built-ins, then the user's, then the
+    project's (Claude Code's folder, then ours, at each level).
 
     A project profile whose file the user has not trusted keeps only read-only tools
-    (``is_trusted(path, data)``: the session workspace's check).
+    (``Workspace.is_trusted`` of the very bytes parsed). A file that cannot be read as a
+    profile is skipped, with one line in ``SKIPPED[project]``.
     """
+    is_trusted = workspace.is_trusted
     agents = {a.name: a for a in BUILTIN_AGENTS}
-    for scope, directory in profile_dirs(project):
+    skipped = SKIPPED.setdefault(workspace.root, [])
+    skipped.clear()
+    for scope, directory in profile_dirs(workspace.root):
         if not directory.is_dir():
             continue
         for path in sorted(directory.glob("*.md")):
-            data = path.read_bytes()
-            spec = parse_profile(path, scope, data)
+            try:
+                data = path.read_bytes()
+                spec = parse_profile(path, scope, data)
+            except (OSError, SettingsError) as exc:
+                message = exc.message if isinstance(exc, SettingsError) else f"{path}: {exc}"
+                line = " ".join(message.split())  # one line, whatever YAML said
+                skipped.append(f"codingcode: skipped {line[:400]}")
+                continue
             # Checked against the very bytes parsed: no window between check and use.
             if scope is Scope.PROJECT and not is_trusted(path, data):
                 spec = untrusted_view(spec)

@@ -685,8 +685,13 @@ class AgentSession:
         calls through the same pipeline under the session id ``parent/child``."""
         self._children += 1
         child_id = f"{self.session_id}/{spec.name}-{self._children}"
-        if spec.model:
-            model = parse_model(spec.model, source=spec.origin, scope=spec.scope)
+        from codingcode.agent.model import resolve_alias
+
+        written = (
+            resolve_alias(spec.model, self.model, self.workspace.settings) if spec.model else None
+        )
+        if written:
+            model = parse_model(written, source=spec.origin, scope=spec.scope)
             provider = make_provider(model, settings=self.workspace.settings)
             self._owned_providers.append(provider)
         else:
@@ -759,10 +764,12 @@ def open_session(
     from codingcode.agent.sessions.store import project_dir
     from codingcode.workspace import workspace_for
 
-    project = project.resolve()
-    workspace = workspace_for(project, workspace)
+    # The session's project is its workspace's: read once here (or handed down by the front
+    # end), and every builder below takes that one Workspace.
+    workspace = workspace_for(project.resolve(), workspace)
+    project = workspace.root
     service = service if service is not None else ToolService.default()
-    agents = agents if agents is not None else load_agents(project, workspace.is_trusted)
+    agents = agents if agents is not None else load_agents(workspace)
     if resume is not None:
         session_id = resume.session_id
     session_id = session_id or new_session_id()
@@ -785,7 +792,7 @@ def open_session(
         checkpoints=True,
         workspace=workspace,
     )
-    settings = load_agent_settings(project, workspace.settings)
+    settings = load_agent_settings(workspace)
     store: SessionStore | None = None
     if resume is not None:
         store = SessionStore(resume.directory, session_id)

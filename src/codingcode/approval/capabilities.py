@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,8 +32,9 @@ from codingcode import shell
 from codingcode.approval.call import CONFIRM, HOOK, MODE, PERMISSION_HOOK, RULES, WHITELIST
 from codingcode.approval.presets import NAMES_ONLY
 from codingcode.capabilities import CapabilitySet
-from codingcode.paths import lexical
+from codingcode.paths import lexical, spellings
 from codingcode.sandbox.masks import MaskSpec
+from codingcode.sandbox.secrets import SecretMatcher
 from codingcode.tools.declarations import Lookup, builtin_declaration
 
 if TYPE_CHECKING:
@@ -169,7 +170,56 @@ def rule_literal_paths(rule: str, call: ToolCall) -> frozenset[Path]:
     return frozenset(out)
 
 
-def _command_paths(command: str, cwd: str, reads: set[str], writes: set[str]) -> None:
+def masked_names(
+    tools: SecretMatcher, commands: SecretMatcher
+) -> Callable[[ToolCall, bool], dict[Path, str]]:
+    """For the pipeline: the masked paths a call names (what :func:`capabilities_for`
+    lists), each with what masks it. ``tools`` judges the tools that run outside the
+    sandbox (spilled outputs in the state directory are theirs to read), ``commands`` the
+    others. Each path is resolved with :func:`spellings`, keyed as the rule engine keys it
+    (within one decision, a path's symlinks are resolved once)."""
+    from codingcode.approval.roles import call_roles, first_with
+
+    def check(call: ToolCall, with_commands: bool = True) -> dict[Path, str]:
+        """``with_commands=False``: {} for a tool that runs commands (the sandbox holds)."""
+        roles = call_roles(call.arg_roles, call.args, call.tool, call.origin.kind)
+        named: list[tuple[str, str]] = []
+        if "command" in roles.values():
+            if not with_commands:
+                return {}
+            matcher = commands
+            command = first_with(roles, call.args, "command")
+            if command is not None:
+                cwd = lexical(str(call.cwd_for(roles)), call.project_path)
+                _command_paths(command, cwd, set(), set(), named)
+        else:
+            matcher = tools
+            cwd = str(call.cwd_for(roles))
+            for name, role in roles.items():
+                value = call.args.get(name)
+                if role in ("path", "directory") and isinstance(value, str) and value:
+                    named.append((value, cwd))
+        out: dict[Path, str] = {}
+        for text, where in named:
+            found = spellings(text, where)
+            spec = matcher.match(found[0], found)
+            if spec is not None:
+                kind = f"{spec.secret_class} secrets" if spec.secret_class else spec.origin
+                out[Path(found[0])] = f"{spec.what}, {kind}" if spec.what else kind
+        return out
+
+    return check
+
+
+def _command_paths(
+    command: str,
+    cwd: str,
+    reads: set[str],
+    writes: set[str],
+    raw: list[tuple[str, str]] | None = None,
+) -> None:
+    """``raw``: also collects each named path as written, with the directory it is
+    relative to (for :func:`spellings`)."""
     analysis = shell.analyze(command, cwd)
     for c in analysis.commands:
         if c.cwd is None:
@@ -190,15 +240,15 @@ def _command_paths(command: str, cwd: str, reads: set[str], writes: set[str]) ->
             written = set(range(len(words)))
         for i, w in enumerate(words):
             target = writes if i in written else reads
-            target.update(_word_paths(w, c.cwd))
+            target.update(_word_paths(w, c.cwd, raw))
         for r in c.redirects:
             if r.target is None or r.target.dynamic or not r.target.text:
                 continue
             target = writes if r.op in _WRITE_REDIRECTS else reads
-            target.update(_word_paths(r.target, c.cwd))
+            target.update(_word_paths(r.target, c.cwd, raw))
 
 
-def _word_paths(w: shell.Word, cwd: str) -> list[str]:
+def _word_paths(w: shell.Word, cwd: str, raw: list[tuple[str, str]] | None = None) -> list[str]:
     """The path one word names: literal words only. A glob names nothing here — bash
     expands it at run time, and the rules judged the pattern, not its matches — and
     neither does a word built by a substitution, even one the analysis could evaluate."""
@@ -211,6 +261,8 @@ def _word_paths(w: shell.Word, cwd: str) -> list[str]:
         if not eq or not value:
             return []
         text = value
+    if raw is not None:
+        raw.append((text, cwd))
     return [lexical(text, cwd)]
 
 

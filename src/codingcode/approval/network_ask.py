@@ -43,11 +43,11 @@ from codingcode.sandbox.network.domains import (
     normalize_host,
     pattern_problem,
 )
-from codingcode.sandbox.network.runtime import Blocked
 
 if TYPE_CHECKING:
     from codingcode.approval.pipeline import ApprovalPipeline
     from codingcode.approval.rules import RuleEngine
+    from codingcode.sandbox.network.calls import Blocked
     from codingcode.trust import TrustStore
 
 #: At most this many names in one question (a command that tried hundreds is shown the first).
@@ -56,7 +56,7 @@ MAX_ASKED = 10
 FIRST_RUN_CHARS = 2000
 
 #: Runs the call again with these extra names; returns its result and its own refusals.
-Rerun = Callable[[frozenset[str]], Awaitable[tuple[str, list[Blocked]]]]
+Rerun = Callable[[frozenset[str]], Awaitable[tuple[str, list["Blocked"]]]]
 
 
 def askable(blocks: Iterable[Blocked]) -> list[str]:

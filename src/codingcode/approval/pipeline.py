@@ -23,7 +23,11 @@ from codingcode.approval.call import Action as Action
 from codingcode.approval.call import Final as Final
 from codingcode.approval.call import LayerResult as LayerResult
 from codingcode.approval.call import ToolCall as ToolCall
-from codingcode.approval.capabilities import capabilities_for, granted_capabilities
+from codingcode.approval.capabilities import (
+    capabilities_for,
+    granted_capabilities,
+    rule_literal_paths,
+)
 from codingcode.approval.confirm import (
     Answer,
     Confirmer,
@@ -33,7 +37,7 @@ from codingcode.approval.confirm import (
     headless_message,
 )
 from codingcode.capabilities import NO_CAPABILITIES, CapabilitySet
-from codingcode.paths import is_control_file, is_inside
+from codingcode.paths import begin_decision, end_decision, is_control_file, is_inside
 
 
 def is_read_only_tool(call: ToolCall) -> bool:
@@ -89,6 +93,10 @@ ReadOnly = Callable[[ToolCall], "str | None"]
 Precheck = Callable[[ToolCall], "str | None"]
 #: Whether the sandbox fully contains the call (no network, writes only to the project).
 Contained = Callable[[ToolCall], bool]
+#: The masked paths (secrets) a call names, each with what masks it (see
+#: ``codingcode.approval.capabilities.masked_names``).
+#: ``False``: only for a tool that runs outside the sandbox (none for a command).
+Masked = Callable[[ToolCall, bool], "dict[Path, str]"]
 SESSION = "SessionGrant"
 
 
@@ -157,6 +165,12 @@ class ApprovalPipeline:
         #: The names of the read-only tools there are (read from the registry by the
         #: runner), for plan mode's refusal; None: the refusal names none.
         self.read_only_names: Callable[[], list[str]] | None = None
+        #: Set by the runner from the sandbox's masks: the secrets a call names. A tool
+        #: that runs outside the sandbox (read_file, ...) and names one is asked about
+        #: unless the user's answer or an allow rule naming it literally allows it; a
+        #: command naming one is never auto-allowed as read-only (the sandbox holds the
+        #: rest: nothing but an explicit grant exposes a masked path to it).
+        self.masked: Masked | None = None
 
     async def decide(self, call: ToolCall, *, dry_run: bool = False) -> Decision:
         """The decision for ``call``. ``dry_run``: prompt no one (ask stays ask), save nothing."""
@@ -190,49 +204,53 @@ class ApprovalPipeline:
                 withheld,
             )
 
-        # A1: rules (the preset rules first, inside the engine).
-        ruled = note(self.evaluate(call))
-        if ruled.action in ("deny", "allow"):
-            return done(ruled.action, ruled, call.args)
-        sticky: LayerResult | None = ruled if ruled.action == "ask" else None
-
-        # Rules the user granted for this session (after the saved rules: a deny or ask
-        # rule stands; never for a call a rule asked about).
-        if sticky is None and self.session_grants.engine is not None:
-            granted = self.session_grants.engine.evaluate_user(call)
-            if granted is not None and granted.action == "allow":
-                r = note(
+        # A1: rules (the preset rules first, inside the engine). A deny ends the chain.
+        # The rules and the secrets check share one resolution of each path's symlinks
+        # (no await between them: nothing else runs in this thread meanwhile).
+        begin_decision()
+        try:
+            ruled = note(self.evaluate(call))
+            # A tool that reads outside the sandbox and names a masked secret: only the
+            # user's answer, or an allow rule naming it literally, lets it (exposure by
+            # explicit grant).
+            secret = self._outside_secrets(call) if ruled.action not in ("deny", "ask") else {}
+        finally:
+            end_decision()
+        if ruled.action == "deny":
+            return done("deny", ruled, call.args)
+        if ruled.action == "allow":
+            if secret and not (
+                not ruled.preset
+                and ruled.rule
+                and set(secret) <= rule_literal_paths(ruled.rule, call)
+            ):
+                ruled = note(
                     LayerResult(
-                        SESSION,
-                        "allow",
-                        f"granted for this session: {granted.rule}",
-                        granted.rule,
-                        domains=granted.domains,
+                        RULES,
+                        "ask",
+                        f"{_secret_text(secret)}: the allow rule {ruled.rule} does not name it "
+                        "literally, so the user is asked",
+                        ruled.rule,
                     )
                 )
-                return done("allow", r, call.args)
-
-        # A2: the read-only whitelist may not pass a call a rule asked about.
-        if sticky is None and is_read_only_tool(call):
-            r = note(LayerResult(WHITELIST, "allow", f"{call.tool} is a read-only tool"))
-            return done("allow", r, call.args)
-        note(
-            LayerResult(
-                WHITELIST,
-                "continue",
-                "a rule asked; the whitelist cannot auto-allow it"
-                if sticky
-                else f"{call.tool} is not on the read-only list",
+        elif secret:
+            ruled = note(
+                LayerResult(
+                    CONFIRM,
+                    "ask",
+                    f"{_secret_text(secret)}: only the user's answer or an allow rule naming "
+                    "it lets a tool read it",
+                )
             )
-        )
+        sticky: LayerResult | None = ruled if ruled.action == "ask" else None
 
-        # A3: the permission mode.
-        moded = note(self._mode_layer(call, sticky))
-        if moded.action in ("deny", "allow"):
-            return done(moded.action, moded, call.args)
-
-        # A4: PreToolUse hooks (may change the input; the new input is checked again).
+        # A4: PreToolUse hooks fire for every call they match, in every mode, before any
+        # layer passes it (as Claude Code runs them): a hook's deny wins even in bypass or
+        # over an allow rule, its ask is sticky (no rule, mode or whitelist auto-allows
+        # the call then), its allow never overrides a mode's deny. A hook may change the
+        # input; the new input is checked against the rules again.
         args = call.args
+        hooked: LayerResult | None = None
         if self.pre_hooks is not None:
             hooked = note(await self.pre_hooks(call))
             if hooked.modified_args is not None:
@@ -246,17 +264,70 @@ class ApprovalPipeline:
                 call = replace(call, args=args)
             if hooked.action == "deny":
                 return done("deny", hooked, args)
-            if hooked.action == "allow":
-                return done("allow", hooked, args)
             if hooked.action == "ask" and sticky is None:
                 sticky = hooked
+        if ruled.action == "allow" and sticky is None:
+            return done("allow", ruled, args)
+
+        # Rules the user granted for this session (after the saved rules: a deny or ask
+        # rule stands; never for a call a rule or hook asked about).
+        if sticky is None and self.session_grants.engine is not None:
+            granted = self.session_grants.engine.evaluate_user(call)
+            if granted is not None and granted.action == "allow":
+                r = note(
+                    LayerResult(
+                        SESSION,
+                        "allow",
+                        f"granted for this session: {granted.rule}",
+                        granted.rule,
+                        domains=granted.domains,
+                    )
+                )
+                return done("allow", r, args)
+
+        # A2: the read-only whitelist may not pass a call a rule or hook asked about.
+        if sticky is None and is_read_only_tool(call):
+            r = note(LayerResult(WHITELIST, "allow", f"{call.tool} is a read-only tool"))
+            return done("allow", r, args)
+        note(
+            LayerResult(
+                WHITELIST,
+                "continue",
+                "a rule asked; the whitelist cannot auto-allow it"
+                if sticky
+                else f"{call.tool} is not on the read-only list",
+            )
+        )
+
+        # A3: the permission mode.
+        moded = note(self._mode_layer(call, sticky))
+        if moded.action in ("deny", "allow"):
+            return done(moded.action, moded, args)
+
+        # A hook's explicit allow (the mode did not refuse the call); a hook never exposes
+        # a secret.
+        if hooked is not None and hooked.action == "allow" and not secret:
+            return done("allow", hooked, args)
 
         # A read-only command (issue 13) passes once the hooks had their say.
+        unasked = "no rule, mode or hook decided this call; the user is asked"
         if sticky is None and self.read_only is not None:
-            why = self.read_only(replace(call, args=args))
-            if why is not None:
+            begin_decision()
+            try:
+                why = self.read_only(replace(call, args=args))
+                # never a command naming a masked path: it reads a secret, not "only reads"
+                named = self._named_secrets(replace(call, args=args)) if why is not None else {}
+            finally:
+                end_decision()
+            if why is not None and not named:
                 r = note(LayerResult(WHITELIST, "allow", why))
                 return done("allow", r, args)
+            if named:
+                unasked = (
+                    f"{_secret_text(named)}: read-only auto-allow never covers a masked "
+                    "path; the user is asked"
+                )
+                note(LayerResult(WHITELIST, "continue", unasked))
 
         # Auto-allow when sandboxed (a setting, off by default): no rule was involved and
         # the sandbox fully contains the call.
@@ -272,9 +343,7 @@ class ApprovalPipeline:
             return done("allow", r, args)
 
         # A5: the user.
-        asked = sticky or LayerResult(
-            CONFIRM, "ask", "no rule, mode or hook decided this call; the user is asked"
-        )
+        asked = sticky or LayerResult(CONFIRM, "ask", unasked)
         preset = sticky is not None and _is_preset(sticky)
         suggestion = None if preset else self._suggest(replace(call, args=args))
         if dry_run:
@@ -291,7 +360,7 @@ class ApprovalPipeline:
                     )
                 )
                 return done("deny", r, args)
-        if self.permission_hooks is not None and not preset:
+        if self.permission_hooks is not None and not preset and not secret:
             answered = await self.permission_hooks(replace(call, args=args), asked.reason)
             if answered is not None:
                 r = note(answered)
@@ -314,6 +383,14 @@ class ApprovalPipeline:
         )
         reply = as_reply(await self.confirmer.confirm(request))
         return done(*self._answered(call, reply, suggestion, preset), args)
+
+    def _outside_secrets(self, call: ToolCall) -> dict[Path, str]:
+        """The masked paths a tool that runs outside the sandbox names (none for a tool
+        that runs commands: the sandbox masks what those name)."""
+        return self.masked(call, False) if self.masked is not None else {}
+
+    def _named_secrets(self, call: ToolCall) -> dict[Path, str]:
+        return self.masked(call, True) if self.masked is not None else {}
 
     def _answered(
         self, call: ToolCall, reply: Reply, suggestion: str | None, preset: bool = False
@@ -455,6 +532,11 @@ class ApprovalPipeline:
                 result, reason=f"after a hook changed the input: {result.reason}"
             )
         return validated, None
+
+
+def _secret_text(secret: dict[Path, str]) -> str:
+    shown = "; ".join(f"{p} ({what})" for p, what in sorted(secret.items()))
+    return f"it names a masked secret: {shown}"
 
 
 def _is_preset(result: LayerResult) -> bool:

@@ -1,12 +1,13 @@
 """What a call that writes a file (``edit_file``, ``write_file``, or any tool declaring the
 same argument roles) will change, computed before anyone is asked.
 
-A tool whose declared effects include ``writes``, with a ``path`` argument and a ``content``
+What a call changes is the tool's declared preview (``Declaration.edit_preview``): a tool
+whose declared effects include ``writes``, with a ``path`` argument and a ``content``
 argument, writes that content (a whole file); with an ``old_text`` argument too, it
 replaces that text with the content (an edit). What the tool is called does not matter.
 
 :func:`preview` reads the file (a regular file only, bounded) and applies the edit in
-memory exactly as the tool will (``tools.builtin.fs.apply_edit``: CRLF, BOM, encodings), so
+memory exactly as the tools do (``codingcode.tools.text_edit``: CRLF, BOM, encodings), so
 the confirmation shows the real diff and an edit that would fail (old_string missing or
 found 3 times) is reported to the model without asking anyone.
 """
@@ -22,26 +23,15 @@ from typing import Any
 from codingcode.diffs import MAX_DIFF_CHARS, Diff, unified
 from codingcode.errors import AgentError
 from codingcode.tools.declarations import Declaration, builtin_declaration
+from codingcode.tools.text_edit import EditPreview, decode_text, text_of
 
 
-@dataclass(frozen=True)
-class _Change:
-    """Which arguments of a writing call say what it changes."""
-
-    path: str
-    content: str
-    #: The text an edit replaces; None for a write of the whole file.
-    old: str | None
-
-
-def _change(tool: str, args: dict[str, Any], declared: Declaration | None) -> _Change | None:
+def _change(tool: str, args: dict[str, Any], declared: Declaration | None) -> EditPreview | None:
     found = declared if declared is not None else builtin_declaration(tool)
-    if found is None or found.effects is None or "writes" not in found.effects:
+    change = found.edit_preview if found is not None else None
+    if change is None or not isinstance(args.get(change.path), str):
         return None
-    path, content = found.arg_with("path"), found.arg_with("content")
-    if path is None or content is None or not isinstance(args.get(path), str):
-        return None
-    return _Change(path, content, found.arg_with("old_text"))
+    return change
 
 
 @dataclass(frozen=True)
@@ -87,8 +77,6 @@ def preview(
     change = _change(tool, args, declared)
     if change is None:
         return None
-    from codingcode.tools.builtin.fs import apply_edit, decode_text
-
     path = Path(os.path.normpath(project / Path(args[change.path]).expanduser()))
     shown = _shown(path, project)
     raw, problem = _read_text(path)
@@ -108,14 +96,10 @@ def preview(
     if raw is None:
         return Preview(None, f"File not found: {shown}. To create a file, use write_file.")
     try:
-        data, _, _ = apply_edit(
-            raw, str(args.get(change.old, "")), str(args.get(change.content, "")), shown
-        )
+        data = change.after(raw, args, shown)
     except AgentError as exc:
         return Preview(None, exc.message)
-    text_before = decode_text(raw)[0].replace("\r\n", "\n")
-    text_after = decode_text(data)[0].replace("\r\n", "\n")
-    return Preview(unified(text_before, text_after, shown))
+    return Preview(unified(text_of(raw), text_of(data), shown))
 
 
 def snapshot(
@@ -125,11 +109,9 @@ def snapshot(
     change = _change(tool, args, declared)
     if change is None:
         return None
-    from codingcode.tools.builtin.fs import decode_text
-
     path = Path(os.path.normpath(project / Path(args[change.path]).expanduser()))
     raw, _ = _read_text(path)
-    return decode_text(raw)[0].replace("\r\n", "\n") if raw is not None else None
+    return text_of(raw) if raw is not None else None
 
 
 def applied_diff(
@@ -143,10 +125,8 @@ def applied_diff(
     change = _change(tool, args, declared)
     if change is None:
         return None
-    from codingcode.tools.builtin.fs import decode_text
-
     path = Path(os.path.normpath(project / Path(args[change.path]).expanduser()))
     raw, _ = _read_text(path)
     if raw is None:
         return None
-    return unified(before, decode_text(raw)[0].replace("\r\n", "\n"), _shown(path, project))
+    return unified(before, text_of(raw), _shown(path, project))

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from codingcode import shell
+from codingcode.paths import spellings
 
 #: Directories any read-only command may read besides the project.
 SYSTEM_READ_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc", "/opt")
@@ -179,10 +180,13 @@ def _masked(path: str) -> bool:
 
 
 def _path_ok(text: str, cwd: str, roots: tuple[str, ...]) -> bool:
-    absolute = text if text.startswith("/") else posixpath.join(cwd, text)
-    lexical = posixpath.normpath(absolute)
-    real = os.path.realpath(lexical)
-    return all(_inside(p, roots) and not _masked(p) for p in (lexical, real))
+    # (lexical,) or (lexical, resolved): within one decision each path is resolved once,
+    # and the secrets check that follows reads the same resolution
+    try:
+        forms = spellings(text, cwd)
+    except OSError:  # a link it may not follow (/proc/1/root): not known to only read
+        return False
+    return all(_inside(p, roots) and not _masked(p) for p in forms)
 
 
 def _glob_ok(word: shell.Word, cwd: str, roots: tuple[str, ...]) -> bool:
@@ -230,7 +234,11 @@ def _check_command(
         return f"{c.argv[0].text} is not a system program"
     if c.assigns:
         return "the command sets variables"
-    if not _inside(os.path.realpath(c.cwd), roots):
+    try:
+        where = os.path.realpath(c.cwd)
+    except OSError:  # a link it may not follow (/proc/1/root)
+        return f"{prog} runs where the analysis cannot look"
+    if not _inside(where, roots):
         return f"{prog} runs outside the project"
     for r in c.redirects:
         if r.op in _WRITE_OPS and r.target is not None:

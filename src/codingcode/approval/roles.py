@@ -74,9 +74,9 @@ def __getattr__(name: str) -> Any:
     """``BUILTIN_ROLES``: the built-ins' roles by name, read from their definitions (kept for
     callers of the old table; approval itself asks :mod:`codingcode.tools.declarations`)."""
     if name == "BUILTIN_ROLES":
-        from codingcode.tools.builtin import builtin_tools
+        from codingcode.tools.service import ToolService
 
-        return {d.name: dict(d.arg_roles) for d in builtin_tools()}
+        return {d.name: dict(d.arg_roles) for d in ToolService.default().list()}
     raise AttributeError(name)
 
 

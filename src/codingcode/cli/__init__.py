@@ -31,19 +31,25 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-#: Modules that add sub-commands; each has ``register(app: typer.Typer) -> None``.
-COMMAND_MODULES = [
-    "codingcode.cli.tool_commands",
-    "codingcode.cli.approval_commands",
-    "codingcode.cli.trust_commands",
-    "codingcode.cli.agent_commands",
-    "codingcode.cli.sandbox_commands",
-    "codingcode.cli.mcp_commands",
-    "codingcode.cli.sessions_commands",
-    "codingcode.cli.checkpoint_commands",
-    "codingcode.cli.hooks_commands",
-    "codingcode.cli.fleet_commands",
-]
+#: Modules that add sub-commands, each with ``register(app: typer.Typer) -> None``, and the
+#: top-level commands each adds. A command line that names one of them imports that module
+#: alone (a hook's ``codingcode check`` pays for nothing else); ``--help``, the interactive
+#: app and anything else register them all (``test_command_map_is_complete`` keeps this
+#: table true).
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "codingcode.cli.tool_commands": ("tool", "tools"),
+    "codingcode.cli.approval_commands": ("audit", "check", "rules"),
+    "codingcode.cli.trust_commands": ("trust",),
+    "codingcode.cli.agent_commands": ("run",),
+    "codingcode.cli.sandbox_commands": ("sandbox",),
+    "codingcode.cli.mcp_commands": ("mcp",),
+    "codingcode.cli.sessions_commands": ("sessions",),
+    "codingcode.cli.checkpoint_commands": ("checkpoints",),
+    "codingcode.cli.hooks_commands": ("hooks",),
+    "codingcode.cli.config_commands": ("config",),
+    "codingcode.cli.fleet_commands": ("fleet",),
+}
+COMMAND_MODULES = list(COMMANDS)
 
 
 def _version(value: bool) -> None:
@@ -94,9 +100,43 @@ def _root(
         start_app(project, model, mode, continue_=continue_, resume=resume)
 
 
-def _register_commands() -> None:
-    for module in COMMAND_MODULES:
-        import_module(module).register(app)
+def _register_commands(argv: list[str] | None = None) -> None:
+    """Add the sub-commands: only the module of the command ``argv`` names, when it names
+    one (after the global options); every module otherwise."""
+    wanted = COMMAND_MODULES
+    named = _command_named(argv) if argv is not None else None
+    if named is not None:
+        wanted = [m for m, names in COMMANDS.items() if named in names]
+    for module in wanted:
+        if module not in _registered:  # once per process (a test may run several commands)
+            import_module(module).register(app)
+            _registered.add(module)
+
+
+_registered: set[str] = set()
+
+
+def _command_named(argv: list[str]) -> str | None:
+    """The top-level command ``argv`` names, skipping the global options before it; None
+    when it names none (help, version, the interactive app, a typo)."""
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        option, eq, _ = token.partition("=")
+        if option in GLOBAL_VALUE_OPTIONS and not eq:
+            i += 2
+        elif (
+            option in GLOBAL_VALUE_OPTIONS
+            or option in GLOBAL_FLAG_OPTIONS
+            or (token[:2] in ("-p", "-m", "-r") and not token.startswith("--"))
+        ):
+            i += 1
+        elif token.startswith("-"):
+            return None
+        else:
+            known = any(token in names for names in COMMANDS.values())
+            return token if known else None
+    return None
 
 
 def _robust_streams() -> None:
@@ -181,7 +221,7 @@ def hoist_global_options(argv: list[str], root: object) -> list[str]:
 
 def run() -> None:
     _robust_streams()
-    _register_commands()
+    _register_commands(sys.argv[1:])
     try:
         import typer.main
 

@@ -102,6 +102,8 @@ async def cli_session(
     spec = resolve_model(project, model, settings=workspace.settings)  # fail fast
     rules, hidden = tool_rules(allowed_tools, disallowed_tools)
     service = cli_tool_service()  # C1: registered at set-up, hence offered to the model
+    for line in workspace.settings.notes:
+        notify(line)
     async with open_project_mcp(project, service, workspace=workspace) as mcp:
         for line in mcp.notes():
             notify(line)
@@ -137,6 +139,7 @@ def tool_rules(allowed: Sequence[str], disallowed: Sequence[str]) -> tuple[list[
     """Allow and deny rules for this run (rule syntax, as in the settings), and the tools a
     plain ``--disallowed-tools NAME`` takes out of what the model is offered."""
     from codingcode.approval.rules import Rule, RuleEngine, RuleSyntaxError, split_rule
+    from codingcode.approval.rules.syntax import rule_texts
     from codingcode.errors import InvalidArgumentsError
 
     rules: list[Rule] = []
@@ -147,22 +150,33 @@ def tool_rules(allowed: Sequence[str], disallowed: Sequence[str]) -> tuple[list[
     ):
         for text in split_rule_list(values):
             try:
-                tool, spec = split_rule(text)
-                rule = Rule(text, action, 0, None, option)  # type: ignore[arg-type]
-                RuleEngine([rule], Path("/"))  # compiles it: a bad pattern fails here
+                made = []
+                for ours in rule_texts(text):
+                    tool, spec = split_rule(ours)
+                    written = text if ours != text else ""
+                    rule = Rule(ours, action, 0, None, option, written=written)  # type: ignore[arg-type]
+                    RuleEngine([rule], Path("/"))  # compiles it: a bad pattern fails here
+                    made.append((rule, tool, spec))
             except (RuleSyntaxError, ValueError) as exc:
                 raise InvalidArgumentsError(
                     f"{option} {text!r}: {exc}. Write TOOL or TOOL(SPEC), e.g. "
-                    "read_file, execute_command(git log *), github:*."
+                    "read_file, execute_command(git log *), github:*, or Claude Code's "
+                    "Read, Bash(git log:*), mcp__github."
                 ) from None
-            rules.append(rule)
-            if action == "deny" and spec is None and not any(c in tool for c in "*?["):
-                hidden.add(tool)
+            for rule, tool, spec in made:
+                rules.append(rule)
+                if action == "deny" and spec is None and not any(c in tool for c in "*?["):
+                    hidden.add(tool)
     return rules, hidden
 
 
 def ignored_profile_notes(session: AgentSession) -> list[str]:
-    return [a.ignored for a in session.agents.values() if a.ignored]
+    from codingcode.agent.profiles import SKIPPED
+
+    return [
+        *SKIPPED.get(session.project, []),
+        *(a.ignored for a in session.agents.values() if a.ignored),
+    ]
 
 
 def load_for_run(

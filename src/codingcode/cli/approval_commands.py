@@ -229,10 +229,16 @@ def register(app: typer.Typer) -> None:
             }
             for r in PRESET_RULES
         ]
+        seen: set[tuple[str, str, str]] = set()
         for r in policy.rules:
+            # A Claude Code rule standing for several of ours is listed once, as written.
+            key = (r.shown, r.action, r.source)
+            if r.written and key in seen:
+                continue
+            seen.add(key)
             rows.append(
                 {
-                    "rule": r.text,
+                    "rule": r.shown,
                     "id": None,
                     "action": r.action,
                     "priority": r.priority,

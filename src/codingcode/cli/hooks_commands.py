@@ -22,7 +22,9 @@ def hook_rows(project: Path) -> list[dict[str, Any]]:
         {
             "event": h.event,
             "matcher": h.matcher,
-            "command": h.command,
+            "command": h.label,
+            "type": h.kind,
+            "active": h.active and h.kind in ("command", "http"),
             "timeout": h.timeout_s,
             "scope": h.scope.value if h.scope is not None else None,
             "source": h.source,
@@ -38,6 +40,12 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
     lines = []
     for r in rows:
         state = "" if r["runs"] else "  (not run: the project is not trusted)"
+        if not r["active"]:
+            state = (
+                "  (inactive: codingcode does not raise this event)"
+                if r["type"] in ("command", "http")
+                else f"  (inactive: codingcode does not run {r['type']} hooks)"
+            )
         matcher = r["matcher"] or "*"
         lines.append(f"{r['event']} [{matcher}] {r['command']}  (timeout {r['timeout']:g}s)")
         lines.append(f"    from {r['source']}{state}")

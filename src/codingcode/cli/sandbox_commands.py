@@ -109,7 +109,8 @@ def status_command(
         for mask in report.masks:
             mark = "-  " if mask.enforced is None else _MARKS[mask.enforced]
             what = f" — {mask.what}" if mask.what else ""
-            typer.echo(f"  [{mark}] {mask.pattern}{what} ({mask.origin})")
+            where = f"{mask.secret_class} secrets" if mask.secret_class else mask.origin
+            typer.echo(f"  [{mark}] {mask.pattern}{what} ({where})")
             for detail in mask.details if mask.enforced is False else []:
                 typer.echo(f"        - {detail}")
         creds = _credentials(service)

@@ -101,7 +101,7 @@ def register(app: typer.Typer) -> None:
             from codingcode.config import untrusted_note
 
             typer.echo(untrusted_note(runner.ignored_grants, root), err=True)
-        from codingcode.mcp.resources import LIST_TOOL, READ_TOOL
+        from codingcode.mcp import LIST_TOOL, READ_TOOL
 
         if ":" not in name and name not in (LIST_TOOL, READ_TOOL):
             typer.echo(anyio.run(runner.run, name, args))

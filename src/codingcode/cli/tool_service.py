@@ -15,24 +15,23 @@ def register_plugin_tools(service: ToolService) -> list[str]:
     callable taking the ToolService. Only installed packages can do this — the user's own
     environment, not a project's files — so no trust question arises. Returns their names.
     """
-    from importlib.metadata import entry_points
-
     from codingcode.cli.exits import fail
+    from codingcode.plugins import load_plugins
+
+    def accept(obj: object) -> None:
+        for item in obj if isinstance(obj, list | tuple) else [obj]:
+            if isinstance(item, ToolDefinition):
+                service.register(item, replace=True)
+            elif callable(item):
+                item(service)
+            else:
+                raise TypeError(f"{type(item).__name__} is not a ToolDefinition")
 
     before = set(service.names())
-    for ep in entry_points(group=PLUGIN_GROUP):
-        try:
-            obj = ep.load()
-            items = obj if isinstance(obj, list | tuple) else [obj]
-            for item in items:
-                if isinstance(item, ToolDefinition):
-                    service.register(item, replace=True)
-                elif callable(item):
-                    item(service)
-                else:
-                    raise TypeError(f"{type(item).__name__} is not a ToolDefinition")
-        except Exception as exc:  # a broken plugin is named, not a traceback
-            fail(f"tool plugin {ep.name!r} ({ep.value}) failed to load: {exc}", code=1)
+    failed = load_plugins(PLUGIN_GROUP, "tool", accept)
+    if failed:  # a tool the user installed must not silently go missing
+        plugin, exc = failed[0]
+        fail(f"{plugin} failed to load: {exc}", code=1)
     return sorted(set(service.names()) - before)
 
 

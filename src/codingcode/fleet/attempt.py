@@ -291,7 +291,12 @@ def _run_in(
     elif proc.returncode == 0:
         outcome.status = "done"
     elif outcome.error is None:
-        outcome.error = _stderr_tail(stderr_path) or f"codingcode run exited {proc.returncode}"
+        reason = result.get("exit_reason") if result is not None else None
+        outcome.error = (
+            f"{reason} (exit {proc.returncode})"
+            if reason
+            else _stderr_tail(stderr_path) or f"codingcode run exited {proc.returncode}"
+        )
     try:
         outcome.patch = baseline.changes()
     except FleetError as exc:

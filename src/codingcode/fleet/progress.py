@@ -4,6 +4,7 @@ per minute, ETA), or one JSON object a line on stdout for scripts (``--json``)."
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 import time
@@ -61,11 +62,16 @@ class JsonProgress:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.counts: Counts | None = None
+        # stdout is the events' alone: whatever else would print there (an engine's own
+        # messages, from Python or native code) goes to stderr instead.
+        sys.stdout.flush()
+        self.out = os.fdopen(os.dup(1), "w", encoding="utf-8", errors="backslashreplace")
+        os.dup2(2, 1)
 
     def _emit(self, record: dict[str, Any]) -> None:
         with self.lock:
-            sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
-            sys.stdout.flush()
+            self.out.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self.out.flush()
 
     def _counts(self) -> dict[str, Any]:
         return self.counts.as_json() if self.counts is not None else {}
@@ -145,11 +151,13 @@ class BarProgress:
     def finished(self, result: TaskResult) -> None:
         if result.status != "done":
             why = f": {result.error}" if result.error else ""
-            self.console.print(f"task {result.id} {result.status}{why}", markup=False)
+            self.console.print(
+                f"task {result.id} {result.status}{why}", markup=False, soft_wrap=True
+            )
         self._refresh()
 
     def note(self, line: str) -> None:
-        self.console.print(line, markup=False, highlight=False)
+        self.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
     def end(self) -> None:
         self._refresh()

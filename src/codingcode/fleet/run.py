@@ -213,6 +213,7 @@ def run_fleet(options: FleetOptions, progress: Progress) -> int:
         if counts.already:
             progress.note(f"resuming: {counts.already} tasks already have a result")
         sink = FleetSink(store, progress, counts)
+        engine.prepare()
         progress.begin(counts)
         try:
             with cancel_on_signals(engine, progress):

@@ -32,8 +32,9 @@ from codingcode.hooks.pre_tool_use import (
     CommandHook,
     HookBus,
     hook_tool_input,
+    if_matches,
     matcher_matches,
-    run_hook_process,
+    run_hook,
 )
 
 #: Events whose exit code 2 / ``decision: block`` means something (the rest only report).
@@ -54,6 +55,7 @@ STOPPING = frozenset(
 _MATCHED_ON = {
     "PreToolUse": "tool_name",
     "PostToolUse": "tool_name",
+    "PostToolUseFailure": "tool_name",
     "PermissionRequest": "tool_name",
     "SessionStart": "source",
     "SessionEnd": "reason",
@@ -200,6 +202,8 @@ class LifecycleHooks:
         #: The session's transcript file, when it is saved (set by the session).
         self.transcript_path = ""
         self._shown: set[str] = set()
+        #: The ``once`` hooks that already ran this session.
+        self.ran_once: set[CommandHook] = set()
 
     def has(self, event: str) -> bool:
         return any(h.event == event for h in self.hooks) or bool(self.bus.hooks.get(event))
@@ -231,12 +235,23 @@ class LifecycleHooks:
         target = str(payload.get(_MATCHED_ON.get(event, ""), "")) if event in _MATCHED_ON else ""
         seen: set[str] = set()
         commands: list[CommandHook] = []
+        tool_call = None
+        if isinstance(payload.get("tool_name"), str) and isinstance(
+            payload.get("tool_input"), dict
+        ):
+            tool_call = ToolCall(payload["tool_name"], payload["tool_input"], cwd or self.project)
         for h in self.hooks:
-            if h.event != event or h.command in seen:
+            if h.event != event or h.label in seen:
                 continue
             if event in _MATCHED_ON and not matcher_matches(h.matcher, target):
                 continue
-            seen.add(h.command)
+            if h.if_rule and (tool_call is None or not if_matches(h, tool_call)):
+                continue
+            if h.once:
+                if h in self.ran_once:
+                    continue
+                self.ran_once.add(h)
+            seen.add(h.label)
             commands.append(h)
         pythons = [
             fn
@@ -246,8 +261,8 @@ class LifecycleHooks:
         answers: list[_One | None] = [None] * (len(commands) + len(pythons))
 
         async def run_command(i: int, hook: CommandHook) -> None:
-            run = await run_hook_process(hook.command, payload, cwd or self.project, hook.timeout_s)
-            name = f"the {event} hook `{hook.command}`"
+            run = await run_hook(hook, payload, cwd or self.project)
+            name = f"the {event} hook `{hook.label}`"
             if run.code is None:
                 answers[i] = _One(failure=f"{name} {run.failure}")
             elif run.code == 2:
@@ -434,6 +449,20 @@ async def _fire_post(
 async def post_tool_use_failed(hooks: LifecycleHooks, call: ToolCall, error: str) -> str:
     """Run the PostToolUse hooks on a call that failed (``is_error: true``, the error as
     ``tool_response``): the error message the model then sees, with what they added."""
+    if hooks.has("PostToolUseFailure"):  # Claude Code's event for a call that failed
+        await hooks.fire(
+            "PostToolUseFailure",
+            {
+                "tool_name": call.tool,
+                "tool_input": hook_tool_input(call),
+                "tool_use_id": call.call_id,
+                "error": error,
+                "is_interrupt": False,
+                "permission_mode": call.mode,
+            },
+            session_id=call.session_id,
+            cwd=call.project_path,
+        )
     if not hooks.has("PostToolUse"):
         return error
     result, text = await _fire_post(hooks, call, error, True)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 import anyio
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from codingcode.approval.pipeline import HOOK, LayerResult, ToolCall
 from codingcode.config import Scope, Settings, SettingsError, granting_sources, grants_apply
@@ -54,22 +54,43 @@ Listener = Callable[[dict[str, Any]], None]
 
 # -- settings ----------------------------------------------------------------------------
 class CommandHookSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    type: Literal["command"] = "command"
-    command: str = Field(min_length=1)
+    """One handler, as Claude Code's hooks reference writes it. Keys it documents that do
+    not apply here (``statusMessage``, ``asyncRewake``, ``rewakeMessage``, ...) are
+    accepted and ignored, as Claude Code ignores what it does not know."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    type: Literal["command", "http", "prompt", "agent"] = "command"
+    command: str | None = Field(default=None, min_length=1)
+    url: str | None = Field(default=None, min_length=1)
+    headers: dict[str, str] = Field(default_factory=dict)
+    prompt: str | None = None
     timeout: float = Field(default=HOOK_TIMEOUT_DEFAULT_S, gt=0, le=HOOK_TIMEOUT_MAX_S)
+    async_: bool = Field(default=False, alias="async")
+    shell: Literal["bash", "sh", "powershell"] | None = None
+    if_: str | None = Field(default=None, alias="if")
+    once: bool = False
+    statusMessage: str | None = None
+
+    @model_validator(mode="after")
+    def _needs_its_target(self) -> CommandHookSpec:
+        needed = {"command": "command", "http": "url", "prompt": "prompt", "agent": "prompt"}
+        key = needed[self.type]
+        if getattr(self, key) in (None, ""):
+            raise ValueError(f"a {self.type} hook needs {key!r}")
+        return self
 
 
 class HookMatcherSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")
     matcher: str = "*"
     hooks: list[CommandHookSpec] = Field(min_length=1)
 
 
-#: The events of the hook lifecycle, named as Claude Code names them (issue 17).
+#: The events of the hook lifecycle codingcode raises, named as Claude Code names them.
 EVENTS = (
     "PreToolUse",
     "PostToolUse",
+    "PostToolUseFailure",
     "UserPromptSubmit",
     "SessionStart",
     "SessionEnd",
@@ -79,12 +100,39 @@ EVENTS = (
     "Notification",
     "PermissionRequest",
 )
+#: Every other event Claude Code's hooks reference documents: accepted in a settings file,
+#: listed by ``hooks list`` as inactive (codingcode never raises them), noted once.
+INACTIVE_EVENTS = (
+    "Setup",
+    "UserPromptExpansion",
+    "PermissionDenied",
+    "PostToolBatch",
+    "SubagentStart",
+    "TaskCreated",
+    "TaskCompleted",
+    "StopFailure",
+    "TeammateIdle",
+    "InstructionsLoaded",
+    "ConfigChange",
+    "CwdChanged",
+    "FileChanged",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "PostCompact",
+    "Elicitation",
+    "ElicitationResult",
+)
+ALL_EVENTS = (*EVENTS, *INACTIVE_EVENTS)
 
 
 class HooksSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """The ``hooks`` section: every event Claude Code documents (the reference the docs
+    page is checked against; :func:`load_command_hooks` reads each event's list)."""
+
+    model_config = ConfigDict(extra="allow")
     PreToolUse: list[HookMatcherSpec] = Field(default_factory=list)
     PostToolUse: list[HookMatcherSpec] = Field(default_factory=list)
+    PostToolUseFailure: list[HookMatcherSpec] = Field(default_factory=list)
     UserPromptSubmit: list[HookMatcherSpec] = Field(default_factory=list)
     SessionStart: list[HookMatcherSpec] = Field(default_factory=list)
     SessionEnd: list[HookMatcherSpec] = Field(default_factory=list)
@@ -93,6 +141,24 @@ class HooksSettings(BaseModel):
     PreCompact: list[HookMatcherSpec] = Field(default_factory=list)
     Notification: list[HookMatcherSpec] = Field(default_factory=list)
     PermissionRequest: list[HookMatcherSpec] = Field(default_factory=list)
+    Setup: list[HookMatcherSpec] = Field(default_factory=list)
+    UserPromptExpansion: list[HookMatcherSpec] = Field(default_factory=list)
+    PermissionDenied: list[HookMatcherSpec] = Field(default_factory=list)
+    PostToolBatch: list[HookMatcherSpec] = Field(default_factory=list)
+    SubagentStart: list[HookMatcherSpec] = Field(default_factory=list)
+    TaskCreated: list[HookMatcherSpec] = Field(default_factory=list)
+    TaskCompleted: list[HookMatcherSpec] = Field(default_factory=list)
+    StopFailure: list[HookMatcherSpec] = Field(default_factory=list)
+    TeammateIdle: list[HookMatcherSpec] = Field(default_factory=list)
+    InstructionsLoaded: list[HookMatcherSpec] = Field(default_factory=list)
+    ConfigChange: list[HookMatcherSpec] = Field(default_factory=list)
+    CwdChanged: list[HookMatcherSpec] = Field(default_factory=list)
+    FileChanged: list[HookMatcherSpec] = Field(default_factory=list)
+    WorktreeCreate: list[HookMatcherSpec] = Field(default_factory=list)
+    WorktreeRemove: list[HookMatcherSpec] = Field(default_factory=list)
+    PostCompact: list[HookMatcherSpec] = Field(default_factory=list)
+    Elicitation: list[HookMatcherSpec] = Field(default_factory=list)
+    ElicitationResult: list[HookMatcherSpec] = Field(default_factory=list)
 
 
 def matcher_matches(matcher: str, name: str) -> bool:
@@ -123,36 +189,99 @@ class CommandHook:
     #: False for a hook from a project file the user has not trusted: it never runs.
     trusted: bool = True
     event: str = "PreToolUse"
+    #: ``command`` (a shell command), ``http`` (POST the event to ``url``), ``prompt`` or
+    #: ``agent`` (one model call with ``prompt``).
+    kind: str = "command"
+    url: str = ""
+    headers: tuple[tuple[str, str], ...] = ()
+    prompt: str = ""
+    #: A permission rule (Claude Code's syntax or ours): the hook runs only for a call it
+    #: matches (``Bash(git *)``).
+    if_rule: str | None = None
+    #: Run once a session, then no more.
+    once: bool = False
+    #: Run without waiting for it: its answer decides nothing.
+    run_async: bool = False
+    #: ``bash`` runs the command with bash (default: /bin/sh).
+    shell: str | None = None
 
     def matches(self, tool: str) -> bool:
         return matcher_matches(self.matcher, tool)
 
+    @property
+    def active(self) -> bool:
+        """Whether codingcode raises this hook's event."""
+        return self.event in EVENTS
+
+    @property
+    def label(self) -> str:
+        """What the hook runs, for messages: its command, URL or prompt."""
+        if self.kind == "http":
+            return self.url
+        if self.kind in ("prompt", "agent"):
+            return f"{self.kind}: {self.prompt[:60]}"
+        return self.command
+
+
+_MATCHERS = TypeAdapter(list[HookMatcherSpec])
+
 
 def load_command_hooks(settings: Settings) -> list[CommandHook]:
+    """Every hook of the settings, of every event Claude Code documents (those codingcode
+    never raises are kept, inactive). An event no one documents is one note in the
+    settings' notes, not a refusal of the file."""
     from codingcode.approval.rules import pydantic_error
 
     hooks: list[CommandHook] = []
     for f, data, _ in granting_sources(settings, "hooks"):
         if not isinstance(data, dict):
             raise SettingsError(f"Invalid settings in {f.path}: hooks must be an object.")
-        try:
-            parsed = HooksSettings.model_validate(data)
-        except ValidationError as exc:
-            raise pydantic_error(f.path, "hooks", exc) from None
-        for event in EVENTS:
-            for m in getattr(parsed, event):
+        for event, entries in data.items():
+            if event not in ALL_EVENTS:
+                from codingcode.claude_settings import closest_key
+
+                near = closest_key(event, frozenset(ALL_EVENTS))
+                hint = f" (did you mean {near!r}?)" if near else ""
+                note = (
+                    f"codingcode: {f.path}: hooks.{event} is not a hook event{hint}; "
+                    "its hooks are ignored."
+                )
+                if note not in settings.notes:
+                    settings.notes.append(note)
+                continue
+            try:
+                parsed = _MATCHERS.validate_python(entries)
+            except ValidationError as exc:
+                raise pydantic_error(f.path, f"hooks.{event}", exc) from None
+            for m in parsed:
                 for h in m.hooks:
                     hooks.append(
                         CommandHook(
-                            h.command,
+                            h.command or "",
                             m.matcher,
                             h.timeout,
                             f.scope,
                             str(f.path),
                             f.trusted,
                             event,
+                            kind=h.type,
+                            url=h.url or "",
+                            headers=tuple(h.headers.items()),
+                            prompt=h.prompt or "",
+                            if_rule=h.if_,
+                            once=h.once,
+                            run_async=h.async_,
+                            shell=h.shell,
                         )
                     )
+        inactive = sorted({h.event for h in hooks if h.source == str(f.path) and not h.active})
+        if inactive:
+            note = (
+                f"codingcode: {f.path}: the hooks of {', '.join(inactive)} are kept but never "
+                "run here (codingcode does not raise these events; `codingcode hooks list`)."
+            )
+            if note not in settings.notes:
+                settings.notes.append(note)
     return hooks
 
 
@@ -214,6 +343,8 @@ class PreToolUseHooks:
     def __init__(self, command_hooks: list[CommandHook], bus: HookBus | None = None) -> None:
         self.command_hooks = [h for h in command_hooks if h.event == "PreToolUse"]
         self.bus = bus or HookBus()
+        #: The ``once`` hooks that already ran this session.
+        self.ran_once: set[CommandHook] = set()
 
     def __bool__(self) -> bool:
         return bool(self.command_hooks or self.bus.pre_tool_use)
@@ -234,10 +365,14 @@ class PreToolUseHooks:
                 current = _with_args(current, modified)
         else:  # no Python hook denied: the command hooks run too
             for hook in self.command_hooks:
-                if not hook.matches(call.tool):
+                if not hook.matches(call.tool) or not if_matches(hook, current):
                     continue
+                if hook.once:
+                    if hook in self.ran_once:
+                        continue
+                    self.ran_once.add(hook)
                 answer = await run_command_hook(hook, current)
-                answers.append((f"hook `{hook.command}`", answer))
+                answers.append((f"hook `{hook.label}`", answer))
                 if answer.decision == "deny":
                     break
                 if answer.modified_input is not None:
@@ -346,14 +481,89 @@ def hook_env(project: Path) -> dict[str, str]:
     return env
 
 
+async def run_hook(hook: CommandHook, payload: dict[str, Any], cwd: Path) -> HookRun:
+    """Run one hook of any kind: a command (``/bin/sh``, or bash with ``shell: bash``;
+    ``async``: started and not waited for), an HTTP hook (the event POSTed as JSON to its
+    URL, its response body read as a command's output)."""
+    if hook.kind == "http":
+        return await run_http_hook(hook.url, dict(hook.headers), payload, hook.timeout_s)
+    if hook.kind != "command":
+        return HookRun(None, "", "", "is a prompt hook, which codingcode does not run")
+    if hook.shell == "powershell":
+        return HookRun(None, "", "", "asks for PowerShell, which codingcode does not run")
+    shell = "/bin/bash" if hook.shell == "bash" else "/bin/sh"
+    if hook.run_async:
+        start_detached(hook.command, payload, cwd, hook.timeout_s, shell)
+        return HookRun(0, "", "")
+    return await run_hook_process(hook.command, payload, cwd, hook.timeout_s, shell=shell)
+
+
+def start_detached(
+    command: str, payload: dict[str, Any], cwd: Path, timeout_s: float, shell: str
+) -> None:
+    """An ``async`` hook: started, fed its input, never waited for (its answer decides
+    nothing); its process group is killed at its timeout."""
+    import subprocess
+    import threading
+
+    try:
+        proc = subprocess.Popen(
+            [shell, "-c", command],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=str(cwd),
+            env=hook_env(cwd),
+            start_new_session=True,
+        )
+    except OSError:
+        return
+
+    def feed_and_reap() -> None:
+        with contextlib.suppress(OSError):
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps(payload).encode())
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+    threading.Thread(target=feed_and_reap, daemon=True).start()
+
+
+async def run_http_hook(
+    url: str, headers: dict[str, str], payload: dict[str, Any], timeout_s: float
+) -> HookRun:
+    """POST the event's JSON to ``url``: a 2xx response's body is read as a command hook's
+    stdout; anything else (no answer within the timeout, another status) is a failure."""
+    import httpx
+
+    try:
+        with anyio.fail_after(timeout_s):
+            async with httpx.AsyncClient(timeout=timeout_s, follow_redirects=False) as client:
+                response = await client.post(
+                    url, json=payload, headers={"Content-Type": "application/json", **headers}
+                )
+    except TimeoutError:
+        return HookRun(None, "", "", f"did not answer within {timeout_s:g}s")
+    except httpx.HTTPError as exc:
+        return HookRun(None, "", "", f"could not be reached ({type(exc).__name__})")
+    if not 200 <= response.status_code < 300:
+        return HookRun(None, "", "", f"answered HTTP {response.status_code}")
+    return HookRun(0, response.text[:_MAX_HOOK_OUTPUT], "")
+
+
 async def run_hook_process(
-    command: str, payload: dict[str, Any], cwd: Path, timeout_s: float
+    command: str, payload: dict[str, Any], cwd: Path, timeout_s: float, *, shell: str = "/bin/sh"
 ) -> HookRun:
     """Run ``command`` with ``payload`` as JSON on stdin; its process group never outlives it."""
     data = json.dumps(payload).encode()
     try:
         proc = await anyio.open_process(
-            ["/bin/sh", "-c", command],
+            [shell, "-c", command],
             stdin=-1,
             stdout=-1,
             stderr=-1,
@@ -397,24 +607,55 @@ async def run_hook_process(
     return HookRun(proc.returncode, stdout, stderr)
 
 
+def if_matches(hook: CommandHook, call: ToolCall) -> bool:
+    """A hook's ``if`` (a permission rule, Claude Code's syntax or ours): whether ``call``
+    is one it matches. No ``if``: every call its matcher matched."""
+    if not hook.if_rule:
+        return True
+    from codingcode.approval.rules import Rule, RuleEngine, RuleSyntaxError
+    from codingcode.approval.rules.syntax import rule_texts
+
+    try:
+        rules = [Rule(t, "allow") for t in rule_texts(hook.if_rule, call.project_path)]
+        hit = RuleEngine(rules, call.project_path).evaluate_user(call)
+    except (RuleSyntaxError, ValueError):
+        return False  # an `if` that is no rule matches nothing
+    return hit is not None and hit.action == "allow"
+
+
 async def run_command_hook(hook: CommandHook, call: ToolCall) -> HookAnswer:
-    """Run one command hook; any failure is an ask, never an allow."""
-    run = await run_hook_process(hook.command, hook_input(call), call.project_path, hook.timeout_s)
+    """Run one hook; a failure is an ask, never an allow — but an HTTP hook that does not
+    answer lets the call go on (Claude Code's rule: a non-blocking error), said once."""
+    run = await run_hook(hook, hook_input(call), call.project_path)
     if run.code is None:
-        return HookAnswer("ask", f"the hook `{hook.command}` {run.failure}; asking")
+        if hook.kind == "http":
+            _say_once(f"codingcode: the PreToolUse hook {hook.url} {run.failure}; going on.")
+            return HookAnswer()
+        return HookAnswer("ask", f"the hook `{hook.label}` {run.failure}; asking")
     code = run.code
     stderr = run.stderr
     if code == 2:
-        return HookAnswer("deny", stderr or f"the hook `{hook.command}` denied the call")
+        return HookAnswer("deny", stderr or f"the hook `{hook.label}` denied the call")
     if code != 0:
         detail = f": {stderr[:300]}" if stderr else ""
         return HookAnswer(
-            "ask", f"the hook `{hook.command}` failed with exit code {code}{detail}; asking"
+            "ask", f"the hook `{hook.label}` failed with exit code {code}{detail}; asking"
         )
-    answer = parse_hook_output(run.stdout, hook.command)
+    answer = parse_hook_output(run.stdout, hook.label)
     if answer.modified_input is not None:
         answer = replace(answer, modified_input=from_hook_input(call, answer.modified_input))
     return answer
+
+
+_SAID: set[str] = set()
+
+
+def _say_once(line: str) -> None:
+    import sys
+
+    if line not in _SAID:
+        _SAID.add(line)
+        print(line, file=sys.stderr, flush=True)
 
 
 def parse_hook_output(text: str, command: str) -> HookAnswer:

@@ -135,7 +135,8 @@ class McpManager:
             return
         caps = conn.capabilities
         if caps is not None and caps.resources is not None:
-            from codingcode.mcp.resources import READ_TOOL, resource_tools
+            from codingcode.mcp import READ_TOOL
+            from codingcode.mcp.resources import resource_tools
 
             if READ_TOOL not in self.service:  # the resource tools, once any server has some
                 for d in resource_tools(self):

@@ -23,6 +23,7 @@ import mcp_types as types
 from pydantic import BaseModel, Field
 
 from codingcode.errors import InvalidArgumentsError
+from codingcode.mcp import LIST_TOOL, READ_TOOL
 from codingcode.mcp.connection import MAX_PAGES, ServerConnection, ServerSet, ServerState
 from codingcode.mcp.results import cap_text
 from codingcode.tools.definition import (
@@ -33,8 +34,6 @@ from codingcode.tools.definition import (
     ToolOrigin,
 )
 
-LIST_TOOL = "mcp_list_resources"
-READ_TOOL = "mcp_read_resource"
 _MENTION = re.compile(r"(?:(?<=\s)|^)@([A-Za-z0-9_.-]+):(\S+)")
 
 

@@ -17,9 +17,10 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from codingcode.errors import AgentError, InvalidArgumentsError, NotFoundError, ToolFailureError
+from codingcode.plugins import PluginSet
 
 PROMPT_GROUP = "codingcode.prompts"
 MAX_COMPLETIONS = 100
@@ -44,23 +45,13 @@ def check_arguments(prompt: dict[str, Any], arguments: dict[str, str]) -> None:
 
 
 @dataclass
-class PluginPrompts:
+class PluginPrompts(PluginSet):
     """The ``codingcode.prompts`` providers of installed packages (a PromptSource)."""
 
     providers: list[Any] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-    @classmethod
-    def installed(cls) -> PluginPrompts:
-        from importlib.metadata import entry_points
-
-        found = cls()
-        for ep in entry_points(group=PROMPT_GROUP):
-            try:
-                found.add(ep.load())
-            except Exception as exc:  # a broken plugin is named, not a traceback
-                found.notes.append(f"prompt plugin {ep.name!r} ({ep.value}) ignored: {exc}")
-        return found
+    group: ClassVar[str] = PROMPT_GROUP
+    kind: ClassVar[str] = "prompt"
 
     def add(self, provider: Any) -> None:
         prompts = getattr(provider, "prompts", None)

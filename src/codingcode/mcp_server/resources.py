@@ -24,10 +24,11 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import quote, unquote, urlsplit
 
 from codingcode.errors import InvalidArgumentsError, NotFoundError, ToolFailureError
+from codingcode.plugins import PluginSet
 
 RESOURCE_GROUP = "codingcode.resources"
 PAGE_SIZE = 500
@@ -151,11 +152,11 @@ class ProjectListing:
 
 def read_contents(path: Path, uri: str) -> dict[str, Any]:
     """The contents of a regular file, text or base64 blob; never blocks on a FIFO."""
-    from codingcode.tools.builtin.fs import _open_for_reading
+    from codingcode.tools.builtin.file_access import open_for_reading
 
     shown = str(path)
     try:
-        with _open_for_reading(path, shown) as f:
+        with open_for_reading(path, shown) as f:
             data = f.read(MAX_READ_BYTES + 1)
     except FileNotFoundError:
         raise NotFoundError(f"No such file: {shown}.") from None
@@ -223,25 +224,15 @@ def template_regex(template: str) -> re.Pattern[str]:
 
 
 @dataclass
-class PluginResources:
+class PluginResources(PluginSet):
     """The ``codingcode.resources`` providers of installed packages."""
 
     providers: list[Any] = field(default_factory=list)
     #: (provider, template wire form, its regex), in the order found.
     templates: list[tuple[Any, dict[str, Any], re.Pattern[str]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-
-    @classmethod
-    def installed(cls) -> PluginResources:
-        from importlib.metadata import entry_points
-
-        found = cls()
-        for ep in entry_points(group=RESOURCE_GROUP):
-            try:
-                found.add(ep.load())
-            except Exception as exc:  # a broken plugin is named, not a traceback
-                found.notes.append(f"resource plugin {ep.name!r} ({ep.value}) ignored: {exc}")
-        return found
+    group: ClassVar[str] = RESOURCE_GROUP
+    kind: ClassVar[str] = "resource"
 
     def add(self, provider: Any) -> None:
         resources = list(getattr(provider, "resources", []) or [])

@@ -31,28 +31,30 @@ from __future__ import annotations
 
 import errno
 import json
-import re
 import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from codingcode.approval.pipeline import LayerResult, ToolCall
 from codingcode.config import user_state_dir
 from codingcode.errors import AgentError, DeniedError, ErrorKind
+from codingcode.record.migrations import MIGRATIONS as MIGRATIONS
+from codingcode.record.migrations import SCHEMA_VERSION as SCHEMA_VERSION
+from codingcode.record.redaction import MAX_DEPTH as MAX_DEPTH
+from codingcode.record.redaction import MAX_VALUE_CHARS as MAX_VALUE_CHARS
+from codingcode.record.redaction import REDACTED as REDACTED
+from codingcode.record.redaction import redact as redact
+from codingcode.record.redaction import shorten as shorten
 from codingcode.text import safe_text
 
 if TYPE_CHECKING:
     from codingcode.approval.pipeline import Decision
 
-MAX_VALUE_CHARS = 200
-#: Nesting deeper than this is stored as a note (a record stays small and readable).
-MAX_DEPTH = 20
 #: After a failure, the database is tried again after this many seconds (not on every call:
 #: a lock held for minutes must not cost every call the busy timeout).
 RETRY_AFTER_S = 30.0
@@ -62,158 +64,8 @@ BUSY_TIMEOUT_S = 5.0
 Outcome = Literal["ran", "failed", "cancelled", "denied"]
 
 
-def _script(conn: sqlite3.Connection, script: str) -> None:
-    # Statement by statement: ``executescript`` would commit the migration's transaction.
-    for statement in script.split(";"):
-        if statement.strip():
-            conn.execute(statement)
-
-
-def _add_column(conn: sqlite3.Connection, table: str, column: str, decl: str) -> None:
-    have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-    if column not in have:
-        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
-
-
-def _v1(conn: sqlite3.Connection) -> None:
-    # The layer records. IF NOT EXISTS: a database from before versioning already has them.
-    _script(
-        conn,
-        """
-        CREATE TABLE IF NOT EXISTS approval_audit (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            time REAL NOT NULL,
-            session TEXT NOT NULL,
-            turn INTEGER NOT NULL,
-            tool TEXT NOT NULL,
-            args TEXT NOT NULL,
-            layer TEXT NOT NULL,
-            decision TEXT NOT NULL,
-            reason TEXT NOT NULL,
-            rule TEXT,
-            project TEXT NOT NULL
-        );
-        CREATE INDEX IF NOT EXISTS approval_audit_tool ON approval_audit (tool);
-        CREATE INDEX IF NOT EXISTS approval_audit_decision ON approval_audit (decision);
-        """,
-    )
-
-
-def _v2(conn: sqlite3.Connection) -> None:
-    # Call ids link a call's layer records to its outcome.
-    _add_column(conn, "approval_audit", "call_id", "TEXT")
-    _script(
-        conn,
-        """
-        CREATE INDEX IF NOT EXISTS approval_audit_call ON approval_audit (call_id);
-        CREATE TABLE IF NOT EXISTS call_outcome (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            call_id TEXT NOT NULL,
-            time REAL NOT NULL,
-            session TEXT NOT NULL,
-            turn INTEGER NOT NULL,
-            tool TEXT NOT NULL,
-            project TEXT NOT NULL,
-            decision TEXT NOT NULL,
-            layer TEXT,
-            rule TEXT,
-            outcome TEXT NOT NULL,
-            error_kind TEXT,
-            exit_code INTEGER,
-            duration_ms REAL,
-            result_bytes INTEGER,
-            detail TEXT
-        );
-        CREATE INDEX IF NOT EXISTS call_outcome_call ON call_outcome (call_id);
-        CREATE INDEX IF NOT EXISTS call_outcome_tool ON call_outcome (tool);
-        """,
-    )
-
-
-def _v3(conn: sqlite3.Connection) -> None:
-    # The user's answer (once, session, always (project), always (user), no) and the rule
-    # it granted, on the UserConfirmation record (issue 13).
-    _add_column(conn, "approval_audit", "answer", "TEXT")
-    _add_column(conn, "approval_audit", "grant_rule", "TEXT")
-
-
-def _v4(conn: sqlite3.Connection) -> None:
-    # Every connection attempt through the sandbox's network proxy, allowed or refused,
-    # with the call it belongs to (issue 16).
-    _script(
-        conn,
-        """
-        CREATE TABLE IF NOT EXISTS network_audit (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            call_id TEXT,
-            time REAL NOT NULL,
-            method TEXT NOT NULL,
-            host TEXT NOT NULL,
-            port INTEGER NOT NULL,
-            allowed INTEGER NOT NULL,
-            reason TEXT,
-            setting TEXT,
-            address TEXT
-        );
-        CREATE INDEX IF NOT EXISTS network_audit_call ON network_audit (call_id);
-        """,
-    )
-
-
-#: MIGRATIONS[i] brings a database from version i to i + 1. Append only; each one additive.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1, _v2, _v3, _v4]
-SCHEMA_VERSION = len(MIGRATIONS)
-
-
 def default_audit_path() -> Path:
     return user_state_dir() / "audit.db"
-
-
-def shorten(value: Any, limit: int = MAX_VALUE_CHARS, depth: int = 0) -> Any:
-    """Arguments as stored: long strings cut with their full length said, deep nesting cut."""
-    if isinstance(value, str):
-        if len(value) <= limit:
-            return value
-        return value[:limit] + f"... [{len(value)} characters]"
-    if isinstance(value, (dict, list)) and depth >= MAX_DEPTH:
-        return f"... [nested deeper than {MAX_DEPTH} levels]"
-    if isinstance(value, dict):
-        return {k: shorten(v, limit, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        shown = [shorten(v, limit, depth + 1) for v in value[:20]]
-        if len(value) > 20:
-            shown.append(f"... [{len(value)} items]")
-        return shown
-    return value
-
-
-#: Argument names whose values are secrets, and secrets inside text (tokens, passwords).
-_SECRET_KEY = re.compile(
-    r"(?i)(pass(word|wd)?|secret|token|api[_-]?key|auth(orization)?|cookie|credential)"
-)
-_SECRET_TEXT = re.compile(
-    r"(?i)(?P<keep>(?:authorization:\s*)?bearer\s+|(?:pass(?:word|wd)?|secret|token|api[_-]?key)"
-    r"[\"']?\s*[=:]\s*[\"']?)(?P<value>[^\s\"'&]{4,})"
-    r"|(?P<bare>\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16}"
-    r"|xox[abpr]-[A-Za-z0-9-]{10,}|glpat-[A-Za-z0-9_-]{16,})\b)"
-)
-REDACTED = "[redacted]"
-
-
-def redact(value: Any, key: str = "") -> Any:
-    """Arguments as stored: secrets replaced by ``[redacted]`` (names and values that look
-    like credentials: passwords, tokens, API keys, Bearer headers)."""
-    if isinstance(value, str):
-        if key and _SECRET_KEY.search(key) and value:
-            return REDACTED
-        return _SECRET_TEXT.sub(
-            lambda m: REDACTED if m.group("bare") else m.group("keep") + REDACTED, value
-        )
-    if isinstance(value, dict):
-        return {k: redact(v, str(k)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v, key) for v in value]
-    return value
 
 
 def _loads(text: Any) -> Any:
@@ -628,10 +480,6 @@ class AuditLog:
             ) from None
         return found
 
-    def track(self, call: ToolCall, *, reports_exit_code: bool = False) -> CallTracker:
-        """A context manager around one call that records its outcome (see :class:`CallTracker`)."""
-        return CallTracker(self, call, reports_exit_code)
-
     # -- reading ---------------------------------------------------------------------------
     def _reader(self) -> sqlite3.Connection:
         """A connection that only reads (works in a read-only directory too)."""
@@ -710,102 +558,3 @@ class AuditLog:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
-
-
-_EXIT_LINE = re.compile(r"^Exit code: (-?\d+)$")
-
-
-def reported_exit_code(text: str) -> int | None:
-    """The exit code a command tool reports in its result's header (``Exit code: N``).
-
-    Only the lines before the command's own output (``--- stdout ---``) count, so output
-    that prints such a line is never mistaken for it.
-    """
-    for line in text[:4096].splitlines()[:8]:
-        if line.startswith("--- "):
-            return None
-        match = _EXIT_LINE.match(line)
-        if match:
-            return int(match.group(1))
-    return None
-
-
-class CallTracker:
-    """Records one call's outcome when its ``with`` block ends (the runner's record step).
-
-    Inside the block the runner sets :attr:`decision`, calls :meth:`started` just before the
-    tool executes and :meth:`finished` with its result. The block's end records ``ran``,
-    ``denied`` (a decision that was not allow), ``cancelled`` or ``failed``; an exception
-    passes on unchanged. With no log (``None``) it records nothing.
-    """
-
-    def __init__(self, log: AuditLog | None, call: ToolCall, reports_exit_code: bool) -> None:
-        self.log = log
-        self.call = call
-        self.reports_exit_code = reports_exit_code
-        self.decision: Decision | None = None
-        self._start: float | None = None
-        self._result: str | None = None
-
-    def __enter__(self) -> CallTracker:
-        return self
-
-    def started(self) -> None:
-        self._start = time.monotonic()
-
-    def finished(self, result: str) -> None:
-        self._result = result
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self.log is None:
-            return
-        duration = None if self._start is None else time.monotonic() - self._start
-        if exc is None and self._result is not None:
-            self.log.record_outcome(
-                self.call,
-                self.decision,
-                "ran",
-                exit_code=reported_exit_code(self._result) if self.reports_exit_code else None,
-                duration_s=duration,
-                result_bytes=len(self._result.encode("utf-8", "surrogatepass")),
-            )
-            return
-        if exc is None:
-            return  # nothing ran and nothing failed (a caller that stopped early)
-        if self._start is None and self.decision is not None and not self.decision.allowed:
-            outcome: Outcome = "denied"
-        elif _is_cancellation(exc):
-            outcome = "cancelled"  # while it ran, or while it was being decided (a question)
-        elif self._start is None and self.decision is None and isinstance(exc, DeniedError):
-            outcome = "denied"  # refused before any decision (a layer said no by raising)
-        else:
-            outcome = "failed"
-        size = None
-        if isinstance(exc, AgentError):
-            size = len(exc.message.encode("utf-8", "surrogatepass"))
-        self.log.record_outcome(
-            self.call,
-            self.decision,
-            outcome,
-            error=exc,
-            exit_code=_error_exit_code(exc) if self.reports_exit_code else None,
-            duration_s=duration,
-            result_bytes=size,
-        )
-
-
-def _is_cancellation(exc: BaseException) -> bool:
-    import anyio
-
-    if isinstance(exc, AgentError):
-        return exc.kind is ErrorKind.CANCELLED
-    return isinstance(exc, (KeyboardInterrupt, anyio.get_cancelled_exc_class()))
-
-
-def _error_exit_code(exc: BaseException) -> int | None:
-    return reported_exit_code(exc.message) if isinstance(exc, AgentError) else None

@@ -22,7 +22,7 @@ import shutil
 import sys
 import tempfile
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,7 +33,7 @@ from codingcode.process import LaunchPlan
 from codingcode.sandbox import seccomp
 from codingcode.sandbox.git_dirs import nested_git as _nested_git
 from codingcode.sandbox.landlock_exec import Spec
-from codingcode.sandbox.masks import DEFAULT_MASKS, MaskResolver, MaskSpec, home_dirs
+from codingcode.sandbox.masks import MaskResolver, MaskSpec, home_dirs
 from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
 
 if TYPE_CHECKING:
@@ -49,12 +49,14 @@ class SandboxError(DeniedError):
 
 
 def mask_specs(policy: SandboxPolicy) -> list[MaskSpec]:
-    """Every pattern masked under ``policy``: the defaults, ``masked_paths``, ``denyRead``
-    and the deny rules the front end passed in."""
+    """Every pattern masked under ``policy``: the secret classes (codingcode's own state
+    directory among them), ``masked_paths``, ``denyRead``, the deny rules the front end
+    passed in, and the credentials' files."""
     from codingcode.sandbox.credentials.mounts import credential_masks
+    from codingcode.sandbox.secrets import default_masks
 
     return [
-        *DEFAULT_MASKS,
+        *default_masks(),
         *(MaskSpec(str(p), "sandbox.masked_paths") for p in policy.masked_paths),
         *policy.deny_read,
         *credential_masks(policy.credentials),
@@ -96,6 +98,11 @@ def call_view(
     resolved = resolver.resolve(home_dirs(env))
     view = CallView(notes=list(resolved.notes))
     named = _named_paths(capabilities)
+    never = [p for p, s in resolved.paths.items() if not s.exposable]
+
+    def unexposable(p: Path) -> bool:  # a deny rule's path, or one inside it
+        return any(n == p or n in p.parents for n in never)
+
     for path, spec in resolved.paths.items():
         if not spec.exposable:
             view.masked[path] = spec
@@ -106,14 +113,31 @@ def call_view(
         inner = [
             (p, w)
             for p, w in named.items()
-            if path in p.parents and os.path.realpath(p) == str(p) and os.path.lexists(p)
+            if path in p.parents
+            and not unexposable(p)
+            and os.path.realpath(p) == str(p)
+            and os.path.lexists(p)
         ]
         if inner and path.is_dir():
             view.hollow[path] = inner
         view.masked[path] = spec
     for path in view.hollow:
         del view.masked[path]
+    # A mask inside a masked (or hollow) directory is hidden by it already, and a mount
+    # there would fail (the empty directory over it is read-only): one mount, the outer.
+    outer = set(view.masked) | set(view.hollow)
+    for path in list(view.masked):
+        if any(parent in outer for parent in path.parents):
+            del view.masked[path]
     return view
+
+
+def outermost(paths: Iterable[Path]) -> list[Path]:
+    """The masked paths not inside another masked directory (that one already hides them,
+    and a mount inside its empty read-only stand-in could not be made)."""
+    paths = list(paths)
+    dirs = {p for p in paths if p.is_dir()}
+    return [p for p in paths if not any(parent in dirs for parent in p.parents)]
 
 
 def _masked_notes(view: CallView) -> tuple[tuple[str, str], ...]:
@@ -168,7 +192,8 @@ def scrub_env(env: Mapping[str, str], keep: Sequence[str]) -> dict[str, str]:
 def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]:
     """What commands may read but never change inside the project.
 
-    ``.codingcode/`` (settings, hooks, agent profiles), ``.mcp.json``, and of git the hooks
+    ``.codingcode/`` (settings, hooks, agent profiles), Claude Code's ``.claude/`` when it
+    exists, ``.mcp.json``, and of git the hooks
     and the config (a hook, ``core.fsmonitor`` or ``core.hooksPath`` would run code
     outside the sandbox later) — of the project's repository, of a worktree's or
     submodule's gitdir, and of repositories nested up to two levels down. A missing ``.codingcode`` (or ``.git/hooks``) directory
@@ -184,6 +209,11 @@ def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]
             agent_dir.mkdir()
     if agent_dir.exists():
         found.append(agent_dir)
+    # Claude Code's directory, read beside ours (settings, hooks, agents, commands, skills).
+    claude_dir = project / ".claude"
+    _refuse_symlink(claude_dir, project)
+    if claude_dir.is_dir():
+        found.append(claude_dir)
     mcp = project / ".mcp.json"
     _refuse_symlink(mcp, project)
     if mcp.exists():
@@ -293,7 +323,7 @@ def call_network(policy: SandboxPolicy, capabilities: CapabilitySet | None) -> N
 
 
 def _network_call_label() -> str:
-    from codingcode.sandbox.network.runtime import current_call
+    from codingcode.sandbox.network.calls import current_call
 
     return current_call.get()
 
@@ -454,7 +484,7 @@ class BubblewrapBackend:
 
     def _mask_args(self, view: CallView) -> list[str]:
         args: list[str] = []
-        for path in view.masked:
+        for path in outermost(view.masked):
             if path.is_dir():
                 args += ["--ro-bind", str(self.masks.empty_dir), str(path)]
             elif path.exists():
@@ -539,7 +569,7 @@ class LandlockBackend:
             )
         spec = Spec(
             network=mode is Network.ON,
-            masked=[str(p) for p in view.masked],
+            masked=[str(p) for p in outermost(view.masked)],
             writable=writable,
             protect=protect,
             files=files,

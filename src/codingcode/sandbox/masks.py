@@ -1,12 +1,15 @@
 """What every command's sandbox hides unless its approval named it (issue 11, part 1).
 
-The one list: :data:`DEFAULT_MASKS`. Settings add to it (``sandbox.denyRead``), and so do
+The one list: the secret classes of :mod:`codingcode.sandbox.secrets` (``default_masks``;
+``DEFAULT_MASKS`` is their static part). Settings add to it (``sandbox.denyRead``), and so do
 the user's deny rules on paths (the front end turns them into patterns; the sandbox knows
 no rules). Each pattern is resolved to existing paths when a command starts:
 
 - ``~/...`` under each home of the command (its ``$HOME`` and the account's);
 - ``/...`` an absolute path or glob (``/etc/*shadow*``); ``**`` is only followed inside the
   project;
+- a ``scan="root-only"`` spec (``/etc``): the entries under it "other" cannot read, found
+  by :class:`codingcode.sandbox.secrets.RootOnlyScan`;
 - anything else, and absolute patterns inside the project, by one bounded walk of the
   project (``**/.env`` matches in every sub-directory).
 
@@ -20,6 +23,8 @@ A file created *during* a command (or after the walk stopped) is not masked by m
 from __future__ import annotations
 
 import contextlib
+import fnmatch
+import functools
 import glob
 import os
 import pwd
@@ -27,6 +32,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from codingcode.sandbox.secrets import RootOnlyScan
 
 #: Entries the project walk looks at before it stops (a huge tree must not slow every
 #: command down); past it, files are not masked and ``notes`` says so.
@@ -69,6 +78,10 @@ class MaskSpec:
     keep: frozenset[str] = frozenset()
     #: False: no approval exposes it (a user's deny rule: the rules refuse such a call).
     exposable: bool = True
+    #: The secret class it belongs to (``codingcode.sandbox.secrets``); "" for the user's.
+    secret_class: str = ""
+    #: "root-only": the pattern is a directory; what "other" cannot read under it is masked.
+    scan: str = ""
 
     def how_to_allow(self, path: str) -> str:
         """For a command that failed on this mask: what hid it and how to let it through."""
@@ -87,35 +100,6 @@ class MaskSpec:
         if self.origin.startswith("sandbox."):
             text += f" Or remove it from {self.origin}."
         return text
-
-
-DEFAULT_MASKS: tuple[MaskSpec, ...] = (
-    MaskSpec("**/.env", what="the project's .env files", files_only=True),
-    MaskSpec(
-        "**/.env.*",
-        what="the project's .env.* files (templates such as .env.example stay readable)",
-        files_only=True,
-        keep=ENV_TEMPLATES,
-    ),
-    MaskSpec("/etc/*shadow*", what="password hashes and their backups"),
-    MaskSpec("~/.ssh", what="SSH keys"),
-    MaskSpec("~/.aws", what="AWS credentials"),
-    MaskSpec("~/.azure", what="Azure credentials"),
-    MaskSpec("~/.config/gcloud", what="Google Cloud credentials"),
-    MaskSpec("~/.kube", what="Kubernetes credentials"),
-    MaskSpec("~/.docker/config.json", what="Docker registry credentials"),
-    MaskSpec("~/.netrc", what="netrc passwords"),
-    MaskSpec("~/.git-credentials", what="git's stored credentials"),
-    MaskSpec("~/.config/gh", what="GitHub CLI tokens"),
-    MaskSpec("~/.npmrc", what="npm tokens"),
-    MaskSpec("~/.pypirc", what="PyPI tokens"),
-    MaskSpec("~/.gnupg", what="GnuPG keys"),
-    MaskSpec("~/.password-store", what="pass password store"),
-    MaskSpec("~/.local/share/keyrings", what="GNOME keyrings"),
-    MaskSpec("~/.local/share/kwalletd", what="KDE wallets"),
-    MaskSpec("~/.cargo/credentials.toml", what="crates.io token"),
-    MaskSpec("~/.config/hub", what="hub (GitHub) tokens"),
-)
 
 
 def glob_regex(pattern: str) -> re.Pattern[str]:
@@ -171,6 +155,12 @@ def _char_class(body: str) -> str | None:
     return cls
 
 
+@functools.lru_cache(maxsize=256)
+def _name_regex(pattern: str) -> re.Pattern[str]:
+    """One file name's glob (as ``glob`` matches it; hidden names included)."""
+    return re.compile(fnmatch.translate(pattern))
+
+
 def has_glob(text: str) -> bool:
     return any(c in text for c in "*?[")
 
@@ -220,10 +210,16 @@ class MaskResolver:
         self._cache: dict[str, _Dir] = {}
         self._home_specs: list[MaskSpec] = []
         self._absolute: list[tuple[str, MaskSpec]] = []
+        self._scans: list[tuple[RootOnlyScan, MaskSpec]] = []
+        self._listings: dict[str, tuple[int, list[str]]] = {}
         prefix = str(self.project).rstrip("/") + "/"
         for spec in self.specs:
             pattern = spec.pattern.strip()
-            if pattern.startswith("~"):
+            if spec.scan == "root-only":
+                from codingcode.sandbox.secrets import RootOnlyScan
+
+                self._scans.append((RootOnlyScan(pattern), spec))
+            elif pattern.startswith("~"):
                 self._home_specs.append(spec)
             elif pattern.startswith("**"):
                 self._walk.append((glob_regex(pattern), spec))
@@ -247,6 +243,10 @@ class MaskResolver:
                 self._absolute_pattern(str(home).rstrip("/") + "/" + rest, spec, out)
         for pattern, spec in self._absolute:
             self._absolute_pattern(pattern, spec, out)
+        for scan, spec in self._scans:
+            for found in scan.paths():
+                out.add(found, spec, real=True)
+            out.notes.extend(scan.notes)
         if self._walk:
             self._scan(out)
         keep = [str(k) for k in self.keep_visible]
@@ -273,13 +273,37 @@ class MaskResolver:
                 "outside it this pattern masks nothing"
             )
             return
-        for count, match in enumerate(glob.iglob(pattern, include_hidden=True)):
+        directory, name = os.path.split(pattern)
+        if not has_glob(directory):
+            # One listing of the directory serves every pattern in it (/etc/*shadow*,
+            # /etc/sudoers*, /etc/credstore*, ...), kept while its mtime is unchanged.
+            matches: Iterable[str] = (
+                os.path.join(directory, n) for n in self._names(directory, name)
+            )
+        else:
+            matches = glob.iglob(pattern, include_hidden=True)
+        for count, match in enumerate(matches):
             if count >= MAX_GLOB_MATCHES:
                 out.notes.append(f"{pattern}: only its first {MAX_GLOB_MATCHES} matches masked")
                 break
             if spec.files_only and os.path.isdir(match):
                 continue
             out.add(match, spec)
+
+    def _names(self, directory: str, pattern: str) -> list[str]:
+        try:
+            mtime = os.stat(directory).st_mtime_ns
+        except OSError:
+            return []
+        cached = self._listings.get(directory)
+        if cached is None or cached[0] != mtime:
+            try:
+                names = os.listdir(directory)
+            except OSError:
+                names = []
+            cached = self._listings[directory] = (mtime, names)
+        regex = _name_regex(pattern)
+        return [n for n in cached[1] if regex.match(n)]
 
     def _scan(self, out: Resolved) -> None:
         """The bounded, incremental walk of the project for the walk patterns."""

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from codingcode.config import user_state_dir
 from codingcode.errors import AgentError
 from codingcode.process import run_command
 from codingcode.sandbox.backends import mask_resolver
-from codingcode.sandbox.masks import DEFAULT_MASKS, MaskSpec, home_dirs
+from codingcode.sandbox.masks import MaskSpec, home_dirs
 from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
+from codingcode.sandbox.secrets import default_masks
 from codingcode.sandbox.service import SandboxService
 
 PROBE_SCRIPT = Path(__file__).with_name("probe_script.py")
@@ -59,6 +59,8 @@ class MaskCheck:
     pattern: str
     what: str
     origin: str
+    #: Its secret class (``codingcode.sandbox.secrets``), "" for the user's own masks.
+    secret_class: str = ""
     #: The paths probed for it: planted markers, or the real paths it masks here.
     probed: list[str] = field(default_factory=list)
     #: True: hidden in the sandbox; False: readable there; None: nothing to probe here.
@@ -70,6 +72,7 @@ class MaskCheck:
             "pattern": self.pattern,
             "what": self.what,
             "origin": self.origin,
+            "class": self.secret_class,
             "probed": self.probed,
             "enforced": self.enforced,
             "details": self.details,
@@ -127,18 +130,20 @@ class _Scratch:
 
 #: Default home masks that are directories (the others are single files).
 _STORE_DIRS = frozenset(
-    {".ssh", ".aws", ".azure", "gcloud", ".kube", "gh", ".gnupg", ".password-store"}
-    | {"keyrings", "kwalletd"}
+    {".ssh", ".aws", ".azure", "gcloud", ".kube", "gh", "hub", ".gnupg", ".password-store"}
+    | {"keyrings", "kwalletd", "rclone", "op"}
 )
+#: At most this many files are probed for one mask of a directory or the /etc scan.
+_SAMPLE = 5
 
 
 def _plant(home: Path, project: Path) -> dict[str, list[Path]]:
     """A marker for every default mask in the scratch home and project."""
     planted: dict[str, list[Path]] = {}
-    for spec in DEFAULT_MASKS:
+    for spec in default_masks():
         pattern = spec.pattern
         if pattern.startswith("~/"):
-            path = home / pattern[2:]
+            path = home / pattern[2:].replace("*", "")
             if path.name in _STORE_DIRS:
                 path.mkdir(parents=True, exist_ok=True)
                 path = path / "probe-secret"
@@ -159,12 +164,15 @@ def _plant(home: Path, project: Path) -> dict[str, list[Path]]:
 
 def _scratch_base() -> Path:
     """Somewhere visible inside the sandbox but not writable there (not /tmp, which is private)."""
-    try:
-        parent = user_state_dir() / "probes"
-        parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix="probe-", dir=parent)).resolve()
-    except OSError:
-        return Path(tempfile.mkdtemp(prefix="codingcode-probe-")).resolve()
+    # Not under codingcode's state directory: the sandbox masks that whole (and would
+    # have to leave it visible, a parent of the probe's project).
+    for parent in ("/var/tmp", os.path.expanduser("~")):
+        if os.path.isdir(parent) and os.access(parent, os.W_OK):
+            try:
+                return Path(tempfile.mkdtemp(prefix="codingcode-probe-", dir=parent)).resolve()
+            except OSError:
+                continue
+    return Path(tempfile.mkdtemp(prefix="codingcode-probe-")).resolve()
 
 
 @contextlib.contextmanager
@@ -306,9 +314,13 @@ def _mask_paths(
 ) -> dict[str, list[Path]]:
     """Per mask (keyed by pattern and origin), the paths the probe tries to read."""
     found: dict[str, list[Path]] = {}
-    for spec in DEFAULT_MASKS:
-        if spec.pattern.startswith("/"):
-            paths = sorted(Path(p) for p in _glob(spec.pattern) if os.path.isfile(p))
+    for spec in default_masks():
+        if spec.scan == "root-only":
+            from codingcode.sandbox.secrets import RootOnlyScan
+
+            paths = _sample_files(RootOnlyScan(spec.pattern).paths())
+        elif spec.pattern.startswith("/"):
+            paths = _sample_files(_glob(spec.pattern))
         else:
             paths = scratch.planted.get(spec.pattern, [])
         found[_key(spec)] = paths
@@ -319,6 +331,23 @@ def _mask_paths(
             p for p in user_paths.get(spec, []) if not str(p).startswith(("/tmp/", "/run/"))
         ]
     return found
+
+
+def _sample_files(matches: list[str]) -> list[Path]:
+    """The files to probe for these matches: each file, and a few files inside each
+    directory (bounded: a masked directory is probed by what it holds)."""
+    out: list[Path] = []
+    for match in sorted(matches):
+        if len(out) >= _SAMPLE:
+            break
+        if os.path.isfile(match):
+            out.append(Path(match))
+            continue
+        for base, _dirs, files in os.walk(match):
+            out.extend(Path(base, f) for f in sorted(files)[: _SAMPLE - len(out)])
+            if len(out) >= _SAMPLE:
+                break
+    return out
 
 
 def _glob(pattern: str) -> list[str]:
@@ -339,9 +368,12 @@ def _judge_masks(
 ) -> list[MaskCheck]:
     states: dict[str, str] = raw.get("secrets", {}) if "error" not in raw else {}
     checks = []
-    for spec in [*DEFAULT_MASKS, *user_specs]:
+    for spec in [*default_masks(), *user_specs]:
         paths = mask_paths.get(_key(spec), [])
-        check = MaskCheck(spec.pattern, spec.what, spec.origin, [str(p) for p in paths])
+        pattern = f"{spec.pattern} (root-only)" if spec.scan == "root-only" else spec.pattern
+        check = MaskCheck(
+            pattern, spec.what, spec.origin, spec.secret_class, [str(p) for p in paths]
+        )
         if paths and states:
             leaks = [f"{p}: {states.get(str(p), 'not probed')}" for p in paths]
             leaks = [line for line in leaks if not line.endswith(": hidden")]
@@ -364,7 +396,9 @@ def _limits(backend: str, masks: list[MaskCheck], notes: list[str]) -> list[str]
         f"files, denyRead patterns) reads at most {MAX_SCAN_ENTRIES} entries and skips .git, "
         "node_modules, virtual environments and caches; a file created during a command "
         "is not masked",
-        "an approval exposes only paths a command names literally (no globs, no variables)",
+        "only an explicit grant exposes a masked path: the user's answer to that call, or "
+        "an allow rule naming it literally (never a mode pass, auto-allow, hook or session "
+        "grant), and only the paths the command names literally (no globs, no variables)",
         *notes,
     ]
     if backend == "landlock":

@@ -208,7 +208,9 @@ class SandboxService:
             from codingcode.sandbox.credentials.broker import CredentialBroker
 
             self._credentials = CredentialBroker(
-                self.policy.credentials, tls_terminate=self.policy.tls_terminate
+                self.policy.credentials,
+                tls_terminate=self.policy.tls_terminate,
+                project=self.policy.project,
             )
         return self._credentials
 

@@ -5,9 +5,12 @@
   :mod:`.variables`, :mod:`.redirects` (files written, stdin feeds), :mod:`.nested` (what a
   command runs: wrappers, shells, eval, Makefile/package.json scripts), :mod:`.static`
   (printf, echo... evaluated);
+- :mod:`.flow` — what a name may be on every path (branches, loops, ``&``, functions,
+  aliases): a program named by a value that differs between paths is unknown;
+- :mod:`.hidden` — commands hidden in arguments, scripts a line may have downloaded;
 - :mod:`.expand` — static word expansion (quotes, escapes, ``$'...'``, braces, ``~``);
-- :mod:`.wrappers` — wrappers and runners looked through (``env``, ``xargs``, ``ssh``, ...);
-- :mod:`.programs` — shells, interpreters and downloaders, and how they get their code;
+- :mod:`.programs` — what the analysis knows of each program, one module per family
+  (interpreters, wrappers, runners, git/make, sed/awk, editors, remote, packages...);
 - :mod:`.model` — what the analysis produces (:class:`Analysis`, :class:`Command`, :class:`Word`).
 
 ``from codingcode.shell import analyze, Command, ...`` keeps working.
@@ -37,11 +40,11 @@ from codingcode.shell.programs import (
     RISKY_VARIABLES,
     SHELLS,
     SOURCE_BUILTINS,
+    WRAPPERS,
     Invocation,
     code_flags,
     is_interpreter,
 )
-from codingcode.shell.wrappers import WRAPPERS
 
 __all__ = [
     "CODE_FLAGS",

@@ -10,19 +10,23 @@ from typing import Any, cast
 from codingcode.paths import lexical
 from codingcode.shell import flow
 from codingcode.shell.context import Ctx, Walk, deeper
-from codingcode.shell.model import MAX_DEPTH, Command, Redirect, Stdin, Word, literal_word
+from codingcode.shell.hidden import REMOTE, embedded_commands, maybe_downloaded
+from codingcode.shell.model import DYN, MAX_DEPTH, Command, Redirect, Stdin, Word, literal_word
 from codingcode.shell.programs import (
     DOWNLOADERS,
     NON_RUNNERS,
     SHELLS,
     SOURCE_BUILTINS,
+    code_parts,
     download_targets,
+    env_pairs,
     invocation,
     is_interpreter,
+    look_inside,
+    makefile_scripts,
+    unwrap,
 )
-from codingcode.shell.runners import code_parts, look_inside, makefile_scripts
 from codingcode.shell.variables import SOURCED_VARIABLES
-from codingcode.shell.wrappers import env_pairs, unwrap
 
 
 def can_match_many(text: str) -> bool:
@@ -82,6 +86,9 @@ def emit(walker: Walk, cmd: Command, ctx: Ctx) -> None:
         # before a program the assignment is that program's alone
         walker.note_assignment(name, prefix=bool(cmd.argv))
         walker.env_effect(name, value, cmd, ctx)
+        if cmd.argv and not ctx.via:  # the program may hand it to a shell (PERL5DB, ...)
+            for piece in embedded_commands(value.text.replace(DYN, " ")):
+                out.speculative.append((piece, cmd.cwd, cmd.program or ""))
     if cmd.program == "env":
         for name, value in env_pairs(cmd):
             walker.note_assignment(name, prefix=True)
@@ -216,6 +223,10 @@ def run_file(walker: Walk, w: Word, cmd: Command, ctx: Ctx, via: str) -> Ctx | N
     if walker.written(w, cwd):
         content = walker.file_content(w, cwd or "/")
         if content is None:
+            if not w.dynamic and maybe_downloaded(walker, w.text, cmd):
+                walker.out.downloads_into_shell.append(
+                    f"{via} runs a script this line may download"
+                )
             walker.opaque(f"{via} runs a file this command writes, whose content is unknown")
             return None
         return walker.nested_script(literal_word(content), cmd, ctx, via)
@@ -223,26 +234,40 @@ def run_file(walker: Walk, w: Word, cmd: Command, ctx: Ctx, via: str) -> Ctx | N
         walker.opaque(f"{via} runs a script whose name or content is only known at run time")
     elif via in SOURCED_VARIABLES:
         walker.opaque(f"{via} makes every shell started here run {w.text}")
+    elif maybe_downloaded(walker, w.text, cmd):
+        walker.out.downloads_into_shell.append(f"{via} runs a script this line may download")
     return None
 
 
 def speculate(walker: Walk, cmd: Command) -> None:
-    """An unknown program may run what it reads on stdin or holds in its arguments."""
+    """An unknown program may run what it reads on stdin or holds in its arguments (or in
+    the variables set for it): each text that could be a command line is looked at."""
     prog = cmd.program or ""
     if prog in STARTS_A_SHELL:
         walker.shell_stdin(cmd, Ctx(cmd.cwd, {}, 1, cmd.via), prog)
-        return
     stdin = cmd.stdin
+    spec = walker.out.speculative
     if stdin is not None and stdin.text:
         text = stdin.text[:20_000]
-        walker.out.speculative.append((text, cmd.cwd, prog))
+        spec.append((text, cmd.cwd, prog))
         stripped = strip_runner_marks(text)
         if any(ch in text for ch in "!%({") and stripped.split() != text.split():
-            walker.out.speculative.append((stripped, cmd.cwd, prog))
-    for w in cmd.argv[1:]:
-        text = w.text
-        if not w.dynamic and any(ch in text for ch in " !;|(") and len(text) < 20_000:
-            walker.out.speculative.append((strip_runner_marks(text), cmd.cwd, prog))
+            spec.append((stripped, cmd.cwd, prog))
+        for piece in embedded_commands(text):
+            spec.append((piece, cmd.cwd, prog))
+    texts = [w.text.replace(DYN, " ") for w in cmd.argv[1:]]
+    texts += [v.text.replace(DYN, " ") for _, v in cmd.assigns]
+    for text in texts:
+        if len(text) >= 20_000:
+            continue
+        if any(ch in text for ch in " !;|("):
+            spec.append((strip_runner_marks(text), cmd.cwd, prog))
+        for piece in embedded_commands(text):
+            spec.append((piece, cmd.cwd, prog))
+
+
+#: Interpreters whose code is command lines (a program name runs that program).
+SHELL_LIKE_LANGUAGES = frozenset({"pwsh", "powershell"})
 
 
 def follow(walker: Walk, parts: list[tuple[str, Any]], cmd: Command, ctx: Ctx) -> None:
@@ -264,7 +289,10 @@ def follow(walker: Walk, parts: list[tuple[str, Any]], cmd: Command, ctx: Ctx) -
         elif kind in ("write", "read"):
             w = cast(Word, payload)
             op = ">" if kind == "write" else "<"
-            walker.add(Command((), cmd.cwd, (Redirect(op, w),), via=cmd.via, transparent=True))
+            pseudo = Command((), cmd.cwd, (Redirect(op, w),), via=cmd.via, transparent=True)
+            walker.add(pseudo)
+            if kind == "write":
+                walker.record_writes(pseudo, None)
         elif kind == "opaque":
             walker.mark_opaque(cmd, str(payload))
 
@@ -333,6 +361,8 @@ def hidden_shell(walker: Walk, cmd: Command, ctx: Ctx) -> None:
         rest = w.text[m.start("shell") :] if m is not None else ""
         if " " in rest or ";" in rest:
             walker.nested_script(literal_word(rest), cmd, ctx, prog)
+        if any(REMOTE.search(x.text) for x in words):
+            walker.mark_opaque(cmd, f"{prog} may hand what it downloads to a shell")
         # and the shell it starts reads this command's stdin
         walker.shell_stdin(cmd, ctx, f"{prog} (a shell it may start)")
         return
@@ -364,8 +394,12 @@ def shell_like(walker: Walk, cmd: Command, ctx: Ctx, prog: str) -> None:
             walker.nested_script(inv.code, cmd, ctx, prog)
         elif inv.code.dynamic:
             walker.mark_opaque(cmd, f"{prog} runs code only known at run time")
+        elif prog in SHELL_LIKE_LANGUAGES:
+            walker.nested_script(inv.code, cmd, ctx, prog)
         else:
             walker.follow(code_parts(inv.code.text, lang(prog)), cmd, ctx)
+            for piece in embedded_commands(inv.code.text):
+                out.speculative.append((piece, cmd.cwd, prog))
         return
     if inv.script is not None:
         if is_shell:
@@ -378,6 +412,11 @@ def shell_like(walker: Walk, cmd: Command, ctx: Ctx, prog: str) -> None:
                 walker.mark_opaque(cmd, f"{prog} runs a script this command makes")
             else:
                 walker.follow(code_parts(content, lang(prog)), cmd, ctx)
+        elif not inv.script.dynamic and maybe_downloaded(walker, inv.script.text, cmd):
+            out.downloads_into_shell.append(f"{prog} runs a script this line may download")
+        else:
+            for piece in embedded_commands(inv.script.text):  # `guile -c CODE`, ...
+                out.speculative.append((piece, cmd.cwd, prog))
         return
     stdin = cmd.stdin
     if stdin is None:
@@ -388,6 +427,8 @@ def shell_like(walker: Walk, cmd: Command, ctx: Ctx, prog: str) -> None:
         out.downloads_into_shell.append(f"a download is fed into {prog}")
     elif stdin.text is not None:
         walker.follow(code_parts(stdin.text, lang(prog)), cmd, ctx)
+        for piece in embedded_commands(stdin.text[:20_000]):
+            out.speculative.append((piece, cmd.cwd, prog))
     elif stdin.opaque:
         walker.mark_opaque(cmd, f"{prog} {OPAQUE_STDIN}")
 

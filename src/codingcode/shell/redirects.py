@@ -11,14 +11,42 @@ from codingcode.shell.model import DYN, Command, Redirect, Stdin, Word, literal_
 from codingcode.shell.source import last_simple_command, node_key
 
 #: Programs whose arguments name files they write (``record_writes``).
-WRITERS = frozenset({"tee", "cp", "mv", "install", "ln", "dd"})
+WRITERS = frozenset({"tee", "cp", "mv", "install", "ln", "dd", "sed", "gsed", "perl", "find"})
 
 
+#: Files that make a later program run commands (less, shells started later, direnv).
+CONFIGURES_LATER_RUNS = (
+    "/.lessfilter",
+    "/.lesspipe",
+    "/.bashrc",
+    "/.bash_profile",
+    "/.bash_login",
+    "/.profile",
+    "/.zshrc",
+    "/.zshenv",
+    "/.envrc",
+    "/.bash_logout",
+)
+#: Files that configure this agent, another agent or an editor to run commands later.
+AGENT_CONTROL_FILES = (
+    "/.codingcode",
+    "/.mcp.json",
+    "/.claude/settings.json",
+    "/.claude/settings.local.json",
+    "/.vscode/tasks.json",
+    "/.vscode/settings.json",
+    "/.vscode/launch.json",
+    "/.cursor/mcp.json",
+    "/.gemini/settings.json",
+)
+#: Programs that write the files they are given with -i (in place).
+IN_PLACE = frozenset({"sed", "gsed", "perl"})
 RUNS_SOMETHING = re.compile(
     r"/etc/+g?shadow|/etc/+passwd|\.ssh/|(?<![\w.-])\.env(?![\w-])|"
     r"(?:^|[=\s\"'{;:,(!|`])(?:/usr)?(?:/s?bin/)?(?:ba|da|z|k|c|a)?sh(?:$|[\s;\"'})&|,])|"
     r"\b(?:system|exec|popen|spawn|shell_exec|passthru)\s*\(|\bos\.execute\b|`[^`]+`|"
-    r"(?:^|[;\n])\s*spawn\s"  # expect
+    r"(?:^|[;\n])\s*spawn\s|"  # expect
+    r"(?:^|[\s;|&`'\"(!{:=,])(?:sudo|doas|pkexec|run0)(?:$|[\s;\"'})&|,])"  # raises privileges
 )
 
 
@@ -147,6 +175,21 @@ def record_writes(walker: Walk, cmd: Command, output: str | None) -> None:
         targets = [(args[-1], known)]
     elif prog == "dd":
         targets = [(literal_word(w.text[3:]), None) for w in args if w.text.startswith("of=")]
+    elif prog == "find":
+        rest = cmd.argv[1:]
+        targets = [
+            (rest[i + 1], None)
+            for i, w in enumerate(rest[:-1])
+            if w.text in ("-fprint", "-fprint0", "-fprintf", "-fls")
+        ]
+    elif prog in IN_PLACE and any(
+        w.text.startswith("--in-place")
+        or (w.text[:1] == "-" and w.text[1:2] != "-" and "i" in w.text[1:])
+        for w in cmd.argv[1:]
+    ):
+        # `sed -i SCRIPT FILE...`, `perl -pi -e CODE FILE...`: the files (and, harmless,
+        # the script word) are written, with a content the analysis does not know
+        targets = [(w, None) for w in args]
     for w, content in targets:
         if not w.dynamic:
             files[lexical(w.text, cwd)] = content
@@ -162,6 +205,10 @@ def check_written(walker: Walk, before: int) -> None:
             walker.active_files.append((path, len(walker.out.commands)))
         if "/.git/hooks/" in path or path.endswith(("/.git/config", "/.gitconfig")):
             walker.opaque(f"{path} is a file git runs or reads commands from later")
+        elif path.endswith(CONFIGURES_LATER_RUNS):
+            walker.opaque(f"{path} is a file a program runs or reads commands from later")
+        elif "/.codingcode/" in path or path.endswith(AGENT_CONTROL_FILES):
+            walker.opaque(f"{path} configures the agent or the tools it starts later")
 
 
 def file_content(walker: Walk, w: Word, cwd: str) -> str | None:

@@ -20,11 +20,14 @@ from codingcode.shell.model import DYN, Command, Word, escape_glob
 from codingcode.shell.programs import DOWNLOADERS
 from codingcode.shell.source import PLAIN_WORD
 
-
 # -- stdin: what feeds a shell ----------------------------------------------------------
+#: Programs whose output comes from another host (a shell fed it runs a download).
+REMOTE_OUTPUT = frozenset({"ssh", "nc", "ncat", "netcat", "socat", "telnet"})
+
+
 def downloads(cmds: list[Command]) -> bool:
     for c in cmds:
-        if c.program in DOWNLOADERS:
+        if c.program in DOWNLOADERS or c.program in REMOTE_OUTPUT:
             return True
     for c in cmds:
         for r in c.redirects:

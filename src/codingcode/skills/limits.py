@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codingcode.tools.claude_names import translate_entry
+from codingcode.tools.claude_names import translate_rule
 
 if TYPE_CHECKING:
     from codingcode.approval.pipeline import ToolCall
@@ -45,7 +45,13 @@ class ToolLimit:
 
     @classmethod
     def build(cls, owner: str, entries: Sequence[str], project: Path) -> ToolLimit:
-        return cls(owner, tuple(translate_entry(e) for e in entries if e.strip()), project)
+        return cls(
+            owner,
+            tuple(
+                dict.fromkeys(r for e in entries if e.strip() for r in translate_rule(e, project))
+            ),
+            project,
+        )
 
     def engine(self) -> RuleEngine:
         if self._engine is None:

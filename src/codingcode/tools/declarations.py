@@ -18,6 +18,7 @@ from codingcode.tools.definition import ArgRole, Effect, ToolDefinition, ToolOri
 
 if TYPE_CHECKING:
     from codingcode.tools.service import ToolService
+    from codingcode.tools.text_edit import EditPreview
 
 #: Effects that leave everything as it was: a built-in tool with no others only reads.
 READING_EFFECTS: frozenset[Effect] = frozenset({"reads", "network"})
@@ -45,6 +46,20 @@ class Declaration:
                 if r == role:
                     return name
         return None
+
+    @property
+    def edit_preview(self) -> EditPreview | None:
+        """The change a call will make, shown before anyone is asked: declared by a tool
+        whose effects include ``writes`` with a ``path`` and a ``content`` argument (with an
+        ``old_text`` argument too, an edit). What the tool is called does not matter."""
+        if self.effects is None or "writes" not in self.effects:
+            return None
+        path, content = self.arg_with("path"), self.arg_with("content")
+        if path is None or content is None:
+            return None
+        from codingcode.tools.text_edit import EditPreview
+
+        return EditPreview(path, content, self.arg_with("old_text"))
 
     @property
     def runs_commands(self) -> bool:

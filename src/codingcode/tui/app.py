@@ -345,6 +345,11 @@ class TerminalConfirmerApp:
         caps = describe_capabilities(request.capabilities)
         if caps:
             self.console.print(Text(f"If allowed, the sandbox lets it: {caps}.", style="dim"))
+        if request.credentials:
+            placeholders = "; ".join(request.credentials)
+            self.console.print(
+                Text(f"Credentials it gets as placeholders: {placeholders}.", style="dim")
+            )
         choices = offered(request)
         if any(a.grants for _, a, _ in choices):
             self.console.print(Text(grant_line(request)))

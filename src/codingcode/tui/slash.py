@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "/permissions": "the permission mode and the approval rules in effect",
     "/hooks": "the hooks of the settings, with their source files",
     "/skills": "the skills, with their descriptions and where they come from",
+    "/agents": "the sub-agents, their tools and where they come from (and files skipped)",
     "/diff": "what this session changed in the project",
     "/rewind": "/rewind [N|ID] [files|conversation|both] [force] — list this session's "
     "prompts (also Esc Esc), or go back N prompts (to before the Nth latest)",
@@ -359,7 +360,7 @@ class SlashHandler:
         for r in rules:
             where = r.source or "built in"
             ignored = "" if r.trusted or r.action != "allow" else "  (ignored: untrusted)"
-            self.console.print(f"{r.action:<5} {r.text}  [{where}]{ignored}", markup=False)
+            self.console.print(f"{r.action:<5} {r.shown}  [{where}]{ignored}", markup=False)
         if not rules:
             self.console.print("No rules of your own; the nine preset rules always apply.")
 
@@ -381,6 +382,21 @@ class SlashHandler:
             highlight=False,
             markup=False,
         )
+
+    def cmd_agents(self, arg: str) -> None:
+        from codingcode.agent.profiles import SKIPPED
+
+        lines = ["Sub-agents (dispatch_agent):"]
+        for spec in self.session.agents.values():
+            tools = ", ".join(spec.tools) if spec.tools is not None else "every tool"
+            model = f"; model {spec.model}" if spec.model else ""
+            lines.append(f"  {spec.name} — {spec.description} [{tools}{model}] ({spec.origin})")
+            if spec.ignored:
+                lines.append(f"    {spec.ignored}")
+        lines += [
+            f"  {n.removeprefix('codingcode: ')}" for n in SKIPPED.get(self.session.project, [])
+        ]
+        self.console.print("\n".join(lines), highlight=False, markup=False)
 
     def cmd_diff(self, arg: str) -> None:
         self.console.print(session_diff(self.session), markup=False, highlight=False)

@@ -13,9 +13,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from codingcode.config import Settings, SettingsError
+from codingcode.config import SettingsError
+
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
 
 DEFAULT_TOOL_OUTPUT_LIMIT = 30_000
 MIN_TOOL_OUTPUT_LIMIT = 1_000
@@ -30,7 +33,9 @@ class AgentSettings:
     tool_output_limit: int = DEFAULT_TOOL_OUTPUT_LIMIT
 
 
-def load_agent_settings(project: Path, settings: Settings) -> AgentSettings:
+def load_agent_settings(workspace: Workspace) -> AgentSettings:
+    """The agent's own settings keys, from the session's settings files."""
+    settings = workspace.settings
     out = AgentSettings()
     for f, value in settings.sources("appendSystemPrompt"):
         if not isinstance(value, str):

@@ -295,9 +295,9 @@ def _command_words(analysis: shell.Analysis) -> tuple[tuple[str, str], ...]:
 def _result(c: _Compiled, domains: frozenset[str] | None = None) -> LayerResult:
     r = c.rule
     where = f" ({r.scope.value} settings)" if r.scope is not None else ""
-    reason = r.reason or f"{r.action} rule {r.text!r}{where}"
+    reason = r.reason or f"{r.action} rule {r.shown!r}{where}"
     if r.action != "allow":
         granted: frozenset[str] = frozenset()
     else:
         granted = frozenset(r.domains) if domains is None else domains
-    return LayerResult(RULES, r.action, reason, r.text, domains=granted)
+    return LayerResult(RULES, r.action, reason, r.shown, domains=granted)

@@ -10,7 +10,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codingcode.approval.rules.matching import _compile, _regex_of
-from codingcode.approval.rules.syntax import Rule, RuleAction, RuleSyntaxError, check_rule
+from codingcode.approval.rules.syntax import (
+    Rule,
+    RuleAction,
+    RuleSyntaxError,
+    check_rule,
+    rule_texts,
+)
 from codingcode.config import Scope, Settings, SettingsError, granting_sources, grants_apply
 
 
@@ -77,15 +83,32 @@ class Policy:
     def ignored_grants(self, *, distrust_project: bool = False) -> list[str]:
         kept = self.without_untrusted_grants(distrust_project=distrust_project)
         kept_ids = {id(r) for r in kept.rules}  # identity: linear in the number of rules
-        ignored = [f"allow rule {r.text}" for r in self.rules if id(r) not in kept_ids]
+        ignored = list(
+            dict.fromkeys(f"allow rule {r.shown}" for r in self.rules if id(r) not in kept_ids)
+        )
         if self.default_mode != kept.default_mode:
             ignored.append(f"defaultMode {self.default_mode}")
         return ignored
 
 
+def rule_base(source: Path) -> Path | None:
+    """Where a Claude Code rule's ``/path`` is relative to: the folder holding the
+    ``.claude/`` (or ``.codingcode/``) of its settings file."""
+    if source.parent.name in (".claude", ".codingcode"):
+        return source.parent.parent
+    return None
+
+
 def rules_from_section(
-    data: Any, scope: Scope | None, source: Path, trusted: bool = True
+    data: Any,
+    scope: Scope | None,
+    source: Path,
+    trusted: bool = True,
+    notes: list[str] | None = None,
 ) -> tuple[list[Rule], str | None]:
+    """The rules of one file's ``permissions``. A bad entry is an error naming the file and
+    the entry; with ``notes`` (a Claude Code file, read as Claude Code reads it) it is one
+    line there instead, and the other rules still load."""
     if not isinstance(data, dict):
         raise SettingsError(
             f"Invalid settings in {source}: permissions must be an object with allow/ask/deny lists."
@@ -106,13 +129,22 @@ def rules_from_section(
         priority = 0 if isinstance(entry, str) else entry.priority
         reason = None if isinstance(entry, str) else entry.reason
         try:
-            check_rule(text, action)
-            rule = Rule(text.strip(), action, priority, scope, str(source), reason, trusted)
-            if "[" in text:  # the only way a rule's pattern can fail to compile
-                re.compile(_regex_of(_compile(rule, 0, Path("/"))))
+            texts = rule_texts(text, rule_base(source))
+            written = text.strip() if texts != (text.strip(),) else ""
+            made = []
+            for ours in texts:
+                check_rule(ours, action)
+                rule = Rule(ours, action, priority, scope, str(source), reason, trusted, written)
+                if "[" in ours:  # the only way a rule's pattern can fail to compile
+                    re.compile(_regex_of(_compile(rule, 0, Path("/"))))
+                made.append(rule)
         except (RuleSyntaxError, re.error) as exc:
-            raise SettingsError(f"Invalid settings in {source}: {where} {text!r}: {exc}.") from None
-        rules.append(rule)
+            message = f"Invalid settings in {source}: {where} {text!r}: {exc}."
+            if notes is None:
+                raise SettingsError(message) from None
+            notes.append(f"codingcode: {message} The rule is ignored.")
+            continue
+        rules.extend(made)
     return rules, parsed.defaultMode
 
 
@@ -120,7 +152,10 @@ def load_policy(project: Path, settings: Settings) -> Policy:
     """The rules and default mode of every settings file (``settings``: the session's)."""
     policy = Policy()
     for f, data, _ in granting_sources(settings, "permissions"):
-        rules, mode = rules_from_section(data, f.scope, f.path, f.trusted)
+        notes: list[str] | None = [] if f.dialect == "claude" else None
+        rules, mode = rules_from_section(data, f.scope, f.path, f.trusted, notes)
+        # Reported once: the notes of the session's settings are shown when it starts.
+        settings.notes.extend(n for n in notes or () if n not in settings.notes)
         policy.rules.extend(rules)
         if mode is not None:
             policy.default_mode, policy.default_mode_scope = mode, f.scope

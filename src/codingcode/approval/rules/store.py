@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from codingcode.approval import presets
 from codingcode.approval.rules.matching import _compile
-from codingcode.approval.rules.syntax import Rule, RuleAction, check_rule
+from codingcode.approval.rules.syntax import Rule, RuleAction, check_rule, rule_texts
 from codingcode.config import Scope, SettingsError
 
 if TYPE_CHECKING:
@@ -72,9 +72,13 @@ def add_rule(
     project: Path | None = None,
     trust: TrustStore | None = None,
 ) -> bool:
-    """Append a rule to a settings file (atomically); False if it is already there."""
-    check_rule(text, action)
-    _compile(Rule(text, action, priority), 0, Path("/"))
+    """Append a rule to a settings file (atomically); False if it is already there. A rule
+    in Claude Code's syntax is kept as written (the reader translates it); one in neither
+    syntax raises RuleSyntaxError with the reason."""
+    text = text.strip()
+    for ours in rule_texts(text, path.parent.parent):
+        check_rule(ours, action)
+        _compile(Rule(ours, action, priority), 0, Path("/"))
     data = read_settings_object(path)
     perms = data.setdefault("permissions", {})
     if not isinstance(perms, dict):

@@ -6,6 +6,7 @@ import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from codingcode.config import Scope
@@ -29,6 +30,14 @@ class Rule:
     #: False for a rule from a project file the user has not trusted (issue 7): such a file
     #: may restrict (deny, ask) but not grant (allow).
     trusted: bool = True
+    #: The rule as its author wrote it when that differs from ``text`` (a Claude Code rule,
+    #: ``Bash(npm test:*)``, is kept as ``execute_command(npm test *)``): what ``check``,
+    #: ``rules list`` and a denial name.
+    written: str = ""
+
+    @property
+    def shown(self) -> str:
+        return self.written or self.text
 
     @property
     def tool_glob(self) -> str:
@@ -88,6 +97,41 @@ def check_rule(text: str, action: str) -> None:
             f"{text!r}: network(...) grants names, so it goes with allow rules only "
             "(to refuse a name, use sandbox.network.deniedDomains)"
         )
+
+
+def rule_texts(text: str, base: Path | None = None) -> tuple[str, ...]:
+    """The rules of ours one written rule stands for: a rule in Claude Code's syntax
+    (``Bash(npm test:*)``, ``Read(./secrets/**)``, ``mcp__github``) translated
+    (:mod:`codingcode.tools.claude_names`; ``base``: where its ``/path`` is relative to),
+    one of ours as it is. Raises RuleSyntaxError for a rule in neither syntax."""
+    from codingcode.tools.claude_names import CLAUDE_TOOLS, is_claude_rule, translate_rule
+
+    text = text.strip()
+    base_text, domains = split_network(text)
+    if is_claude_rule(base_text):
+        if "(" in base_text and not base_text.endswith(")"):
+            raise RuleSyntaxError(f"{text!r} must end with ')' (Tool(specifier))")
+        tool, paren, spec = base_text.partition("(")
+        if paren and not spec[:-1].strip():
+            raise RuleSyntaxError(f"{text!r}: the specifier between the parentheses is empty")
+        clause = f" network({', '.join(domains)})" if domains else ""
+        out = tuple(t + clause for t in translate_rule(base_text, base))
+    else:
+        tool = split_rule(text)[0]
+        if tool[:1].isupper() and not any(c in tool for c in "*?[:"):
+            import difflib
+
+            near = difflib.get_close_matches(tool, sorted(CLAUDE_TOOLS), n=1, cutoff=0.6)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise RuleSyntaxError(
+                f"{text!r}: {tool!r} is not a tool of codingcode or of Claude Code{hint}; "
+                "write Tool(specifier) as Claude Code does (Bash(npm test:*), Read(./src/**)) "
+                "or TOOL(SPEC) in ours (execute_command(npm test *))"
+            )
+        out = (text,)
+    for t in out:
+        split_rule(t)
+    return out
 
 
 def split_rule(text: str) -> tuple[str, str | None]:

@@ -35,6 +35,10 @@ class Engine(Protocol):
     #: Set (from a signal handler) to cancel every running attempt and start no more.
     cancel: threading.Event
 
+    def prepare(self) -> None:
+        """Connect (a cluster): a :class:`FleetError` saying why not, before any task."""
+        ...
+
     def run(self, jobs: list[Job], env: Mapping[str, str], sink: Sink) -> None:
         """Run every job until each has one outcome (or the run is cancelled)."""
         ...

@@ -25,6 +25,9 @@ class LocalEngine:
         self.cancel = threading.Event()
         self.node = socket.gethostname()
 
+    def prepare(self) -> None:
+        pass
+
     def _one(self, job: Job, env: Mapping[str, str], sink: Sink) -> None:
         attempt = 0
         outcome: AttemptOutcome | None = None

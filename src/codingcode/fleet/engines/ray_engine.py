@@ -99,6 +99,11 @@ class RayEngine:
         self.concurrency = concurrency
         self.max_attempts = max(1, max_attempts)
         self.cancel = threading.Event()
+        self.ray: Any = None
+
+    def prepare(self) -> None:
+        if self.ray is None:
+            self.ray = self.connect()
 
     def connect(self) -> Any:
         try:
@@ -123,7 +128,8 @@ class RayEngine:
         return ray
 
     def run(self, jobs: list[Job], env: Mapping[str, str], sink: Sink) -> None:
-        ray = self.connect()
+        self.prepare()
+        ray = self.ray
         try:
             _Loop(ray, self, jobs, dict(env), sink).run()
         finally:

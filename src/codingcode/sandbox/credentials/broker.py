@@ -56,8 +56,6 @@ class CallCredentials:
     secrets: list[Secret] = field(default_factory=list)
     #: What could not be done, one clear line each (no values).
     notes: list[str] = field(default_factory=list)
-    #: One line per credential the call gets as placeholders (for `check` and the question).
-    shown: list[str] = field(default_factory=list)
     tls_terminate: bool = False
 
     def intercepts(self, host: str) -> bool:
@@ -75,8 +73,16 @@ class CallCredentials:
 class CredentialBroker:
     """The session's credentials (placeholders stay the same for the whole session)."""
 
-    def __init__(self, specs: Iterable[CredentialSpec], *, tls_terminate: bool) -> None:
+    def __init__(
+        self,
+        specs: Iterable[CredentialSpec],
+        *,
+        tls_terminate: bool,
+        project: Path | None = None,
+    ) -> None:
         self.specs = tuple(specs)
+        #: Where a relative credential path is (``.env`` is the project's).
+        self.project = project
         self.tls_terminate = tls_terminate
         self.placeholders = Placeholders()
 
@@ -92,23 +98,18 @@ class CredentialBroker:
             if spec.kind == "env":
                 self._env(spec, source_env, call)
             else:
-                self._file(spec, source_env.get("HOME"), call)
+                self._file(spec, source_env.get("HOME") or os.environ.get("HOME"), call)
         return call
-
-    def _hosts_text(self, spec: CredentialSpec) -> str:
-        if not spec.inject_hosts:
-            return "never sent (no injectHosts)"
-        if not self.tls_terminate:
-            return "not injected (sandbox.network.tlsTerminate is off)"
-        return "real value only to " + ", ".join(spec.inject_hosts)
 
     def _env(self, spec: CredentialSpec, env: Mapping[str, str], call: CallCredentials) -> None:
         name = spec.source
         if spec.mode == "deny":
             call.deny_env.add(name)
             return
-        real = env.get(name)
-        if real is None or real == "":
+        # The command's environment, else codingcode's own (an MCP server's environment is
+        # built from its configuration, without codingcode's variables).
+        real = env.get(name) or os.environ.get(name)
+        if not real:
             if not spec.origin.startswith("sandbox.credentials.presets"):
                 call.notes.append(
                     f"credential {name} ({SETTING}.envVars): the variable is not set in "
@@ -122,10 +123,9 @@ class CredentialBroker:
             return
         call.env[name] = placeholder
         call.secrets.append(Secret(name, placeholder, real, spec.inject_hosts))
-        call.shown.append(f"{name} (placeholder; {self._hosts_text(spec)})")
 
     def _file(self, spec: CredentialSpec, home: str | None, call: CallCredentials) -> None:
-        path = _resolve(spec.source, home)
+        path = _resolve(spec.source, home, self.project)
         label = spec.source
         if spec.mode == "deny":
             call.deny_files.append(path)
@@ -181,10 +181,6 @@ class CredentialBroker:
                 call.secrets.append(Secret(label, placeholder, real, spec.inject_hosts))
         out.append(text[pos:])
         call.files[path] = "".join(out).encode("utf-8")
-        call.shown.append(
-            f"{label} (a copy with {len(found)} secret(s) as placeholders; "
-            f"{self._hosts_text(spec)})"
-        )
 
     def _placeholder(self, real: str, label: str, call: CallCredentials) -> str | None:
         try:
@@ -200,10 +196,13 @@ class CredentialBroker:
         return placeholder
 
 
-def _resolve(source: str, home: str | None) -> Path:
-    """``~`` is ``home`` (the command's ``$HOME``, codingcode's own unless a tool changed it)."""
+def _resolve(source: str, home: str | None, project: Path | None) -> Path:
+    """``~`` is ``home`` (the command's ``$HOME``, codingcode's own unless a tool changed it);
+    a relative path is the project's."""
     if home and (source == "~" or source.startswith("~/")):
         path = home + source[1:]
     else:
         path = os.path.expanduser(source)
+    if not os.path.isabs(path) and project is not None:
+        path = str(project / path)
     return Path(os.path.realpath(path))

@@ -37,6 +37,10 @@ SECRET_KEYS = (
     "aws_session_token",
     "identitytoken",
     "registrytoken",
+    "key",
+    "pwd",
+    "credential",
+    "credentials",
 )
 _KEY_END = re.compile(
     r"(?:^|[_.:/\-\s])(?:" + "|".join(re.escape(k.lstrip("_")) for k in SECRET_KEYS) + r")\Z",

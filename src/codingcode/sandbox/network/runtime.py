@@ -14,13 +14,15 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anyio.from_thread import BlockingPortal
 
+from codingcode.sandbox.network.calls import Blocked as Blocked
+from codingcode.sandbox.network.calls import call_blocks as call_blocks
+from codingcode.sandbox.network.calls import current_call as current_call
 from codingcode.sandbox.network.domains import DomainPolicy
 from codingcode.sandbox.network.proxy import CallChannel, ConnectionEvent, NetworkProxy
 from codingcode.sandbox.network.relay import PROXY_HOST, PROXY_PORT
@@ -28,32 +30,9 @@ from codingcode.sandbox.network.relay import PROXY_HOST, PROXY_PORT
 if TYPE_CHECKING:
     from codingcode.sandbox.credentials.broker import CallCredentials
 
-#: The id of the tool call whose command is being planned (the runner sets it), so each
-#: connection event names the call it belongs to in the audit log.
-current_call: ContextVar[str] = ContextVar("codingcode_network_call", default="")
-
 #: Receives each call's connection events once the call is over (the audit log).
 EventSink = Callable[[Sequence[ConnectionEvent]], None]
 
-
-@dataclass(frozen=True)
-class Blocked:
-    """One name:port the proxy's policy refused to a call (what the user may be asked about)."""
-
-    host: str
-    port: int
-    reason: str
-    #: The setting that decided the refusal (``sandbox.network.allowedDomains`` when the name
-    #: was simply not listed; a denied, read-only or local-address refusal names its own).
-    setting: str
-
-
-#: Where the runner collects the refusals of the call it runs (None: nobody collects). The
-#: list comes from the proxy's own records, never from the command's output, so a command
-#: cannot make the user be asked about a name it did not really try.
-call_blocks: ContextVar[list[Blocked] | None] = ContextVar(
-    "codingcode_network_blocks", default=None
-)
 
 _RELAY_BOOTSTRAP = (
     "import sys; sys.path.insert(0, sys.argv.pop(1)); "

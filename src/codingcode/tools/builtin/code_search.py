@@ -36,7 +36,7 @@ from codingcode.errors import (
 )
 from codingcode.process import CappedBuffer, kill_process_group
 from codingcode.sandbox.masks import check_readable, guard_for
-from codingcode.tools.builtin.fs import display_path
+from codingcode.tools.builtin.file_access import display_path
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
 if TYPE_CHECKING:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import difflib
 import errno
@@ -28,51 +27,26 @@ from codingcode.errors import (
 )
 from codingcode.paths import CONTROL_FILES
 from codingcode.sandbox.masks import check_readable
-from codingcode.tools.builtin.safe_path import EscapeError, Located, is_within, kind_of, located
+from codingcode.tools.builtin.file_access import (
+    display_path,
+    escapable,
+    not_regular,
+    open_for_reading,
+    printable,
+)
+from codingcode.tools.builtin.safe_path import EscapeError, Located, is_within, located
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
+from codingcode.tools.text_edit import SNIFF_BYTES, apply_edit, looks_binary
 
 READ_DEFAULT_LIMIT = 200
 READ_MAX_LIMIT = 500
 #: Characters of one line shown before it is cut with a marker.
 MAX_LINE_CHARS = 2000
-_SNIFF_BYTES = 8192
 _CHUNK = 1 << 20
 
 
 class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-def printable(text: str) -> str:
-    """``text`` with each undecodable byte of a file name (a lone surrogate) shown as \\xNN.
-
-    Such a string could not be printed or sent as JSON; this one always can.
-    """
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        raw = text.encode("utf-8", "surrogateescape") if _escapable(text) else None
-        if raw is not None:
-            return raw.decode("utf-8", "backslashreplace")
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _escapable(text: str) -> bool:
-    try:
-        text.encode("utf-8", "surrogateescape")
-        return True
-    except UnicodeEncodeError:
-        return False
-
-
-def display_path(path: Path, ctx: ToolExecCtx) -> str:
-    """A path as the model should see it: relative inside the project, absolute outside."""
-    try:
-        shown = str(path.relative_to(ctx.project_path))
-    except ValueError:
-        shown = str(path)
-    return printable(shown)
 
 
 def _surrogate(text: str) -> tuple[int, str] | None:
@@ -87,7 +61,7 @@ def check_path_arg(path: str) -> None:
     it \\udc80-\\udcff, surrogateescape) round-trips to that byte."""
     if "\x00" in path:
         raise InvalidArgumentsError("path contains a NUL character, which no file name can hold.")
-    if not _escapable(path):
+    if not escapable(path):
         found = _surrogate(path)
         where = f" ({found[1]} at character {found[0] + 1})" if found else ""
         raise InvalidArgumentsError(
@@ -139,26 +113,6 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
-def _not_regular(shown: str, mode: int, tool: str) -> AgentError:
-    if stat.S_ISDIR(mode):
-        if tool == "read_file":
-            return InvalidArgumentsError(
-                f"{shown} is a directory, not a file. Use search_files to list its contents."
-            )
-        verb = "writes" if tool == "write_file" else "edits"
-        return InvalidArgumentsError(f"{shown} is a directory; {tool} {verb} files.")
-    return InvalidArgumentsError(
-        f"{shown} is {kind_of(mode)}, not a regular file; {tool} works on regular files only "
-        "(it was not opened)."
-    )
-
-
-def _looks_binary(head: bytes) -> bool:
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return False
-    return b"\x00" in head
-
-
 # -- read_file -------------------------------------------------------------------------
 class ReadFileArgs(_Args):
     path: str = Field(description="Path of the file, absolute or relative to the project root.")
@@ -177,8 +131,8 @@ def _read_window(f: BinaryIO, name: str, offset: int, limit: int) -> tuple[list[
     Returns (lines, first line number, total line count). Memory stays bounded by one
     chunk plus the window, whatever the file's size.
     """
-    head = f.read(_SNIFF_BYTES)
-    if _looks_binary(head):
+    head = f.read(SNIFF_BYTES)
+    if looks_binary(head):
         raise InvalidArgumentsError(
             f"{name} looks like a binary file (it contains NUL bytes); read_file shows "
             "text only. Use execute_command with a tool such as `file`, `xxd` or `strings`."
@@ -240,29 +194,8 @@ def _format_line(number: int, text: str) -> str:
     return f"{number:6d}\t{text}"
 
 
-def _open_for_reading(path: Path, shown: str) -> BinaryIO:
-    """Open a regular file without ever blocking: a FIFO, socket or device is an error.
-
-    stat first (so a device is never opened at all), then open with O_NONBLOCK (a FIFO
-    swapped in meanwhile cannot block the open) and check the descriptor itself.
-    """
-    st = os.stat(path)
-    if not stat.S_ISREG(st.st_mode):
-        raise _not_regular(shown, st.st_mode, "read_file")
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
-    try:
-        fst = os.fstat(fd)
-        if not stat.S_ISREG(fst.st_mode):
-            raise _not_regular(shown, fst.st_mode, "read_file")
-        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-
-
 def _read_sync(path: Path, shown: str, offset: int, limit: int) -> tuple[list[str], int, int]:
-    with _open_for_reading(path, shown) as f:
+    with open_for_reading(path, shown) as f:
         return _read_window(f, shown, offset, limit)
 
 
@@ -277,7 +210,7 @@ async def read_file(args: ReadFileArgs, ctx: ToolExecCtx) -> str:
 
             mime = image_type(path)
             image = mime and await anyio.to_thread.run_sync(
-                read_image, path, shown, mime, _open_for_reading
+                read_image, path, shown, mime, open_for_reading
             )
             if image:
                 return image
@@ -341,7 +274,7 @@ def _write_sync(path: Path, root: str | None, data: bytes, shown: str) -> bool:
                 if stat.S_ISLNK(st.st_mode):
                     continue  # became a symlink since the walk: walk again
                 if not stat.S_ISREG(st.st_mode):
-                    raise _not_regular(shown, st.st_mode, "write_file")
+                    raise not_regular(shown, st.st_mode, "write_file")
                 _check_writable(st, shown, "write_file")
             try:
                 _store(loc.dir_fd, name, data, st, old=None, check=None)
@@ -462,7 +395,7 @@ def _refuse_control_file_by_link(
 
 def _file_name(loc: Located, shown: str, tool: str) -> str:
     if loc.name is None:
-        raise _not_regular(shown, stat.S_IFDIR, tool)
+        raise not_regular(shown, stat.S_IFDIR, tool)
     return loc.name
 
 
@@ -636,83 +569,6 @@ class EditFileArgs(_Args):
     new_string: str = Field(description="The text to put in its place.")
 
 
-_BOMS = (
-    (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
-
-
-def decode_text(raw: bytes) -> tuple[str, bytes, str]:
-    """Decode a file's bytes; return (text, BOM, encoding) so it can be re-encoded as it was."""
-    for bom, encoding in _BOMS:
-        if raw.startswith(bom):
-            return raw[len(bom) :].decode(encoding), bom, encoding
-    try:
-        return raw.decode("utf-8"), b"", "utf-8"
-    except UnicodeDecodeError:
-        # latin-1 maps every byte to a character and back: the file's bytes survive the edit.
-        return raw.decode("latin-1"), b"", "latin-1"
-
-
-def _occurrences(text: str, needle: str) -> list[int]:
-    found, start = [], 0
-    while (i := text.find(needle, start)) != -1:
-        found.append(i)
-        start = i + 1
-    return found
-
-
-def _line_of(text: str, index: int) -> int:
-    return text.count("\n", 0, index) + 1
-
-
-def apply_edit(raw: bytes, old: str, new: str, shown: str) -> tuple[bytes, int, int]:
-    """Return (new bytes, line of the change, lines in new_string) or raise a clear error."""
-    if _looks_binary(raw[:_SNIFF_BYTES]):
-        raise InvalidArgumentsError(f"{shown} looks like a binary file; edit_file edits text.")
-    text, bom, encoding = decode_text(raw)
-    crlf = "\r\n" in text and text.count("\r\n") == text.count("\n")
-    if crlf:  # edit in LF space, write back CRLF: the model's \n matches the file's \r\n
-        text = text.replace("\r\n", "\n")
-        old = old.replace("\r\n", "\n")
-        new = new.replace("\r\n", "\n")
-    if old == new:
-        raise InvalidArgumentsError("old_string and new_string are the same; nothing to change.")
-    hits = _occurrences(text, old)
-    if not hits:
-        hint = ""
-        first = old.strip().split("\n", 1)[0].strip()
-        if first:
-            near = [str(n) for n, line in enumerate(text.split("\n"), 1) if first in line][:5]
-            if near:
-                hint = (
-                    f" Its first line appears on line(s) {', '.join(near)}; check the "
-                    "whitespace and the following lines (read_file shows them)."
-                )
-        raise InvalidArgumentsError(
-            f"old_string was not found in {shown}.{hint} The file is unchanged."
-        )
-    if len(hits) > 1:
-        lines = ", ".join(str(_line_of(text, i)) for i in hits[:10])
-        more = "" if len(hits) <= 10 else f" and {len(hits) - 10} more"
-        raise InvalidArgumentsError(
-            f"old_string occurs {len(hits)} times in {shown} (lines {lines}{more}); it must occur "
-            "exactly once. Include more surrounding context. The file is unchanged."
-        )
-    at = hits[0]
-    result = text[:at] + new + text[at + len(old) :]
-    if crlf:
-        result = result.replace("\n", "\r\n")
-    try:
-        encoded = result.encode(encoding)
-    except UnicodeEncodeError:
-        raise InvalidArgumentsError(
-            f"new_string has characters that {shown}'s encoding ({encoding}) cannot hold."
-        ) from None
-    return bom + encoded, _line_of(text, at), new.count("\n") + 1
-
-
 async def edit_file(args: EditFileArgs, ctx: ToolExecCtx) -> str:
     check_path_arg(args.path)
     check_text_arg(args.old_string, "old_string")
@@ -752,7 +608,7 @@ def _edit_sync(path: Path, root: str | None, args: EditFileArgs, shown: str) -> 
             if stat.S_ISLNK(st.st_mode):
                 continue  # became a symlink since the walk: walk again
             if not stat.S_ISREG(st.st_mode):
-                raise _not_regular(shown, st.st_mode, "edit_file")
+                raise not_regular(shown, st.st_mode, "edit_file")
             _check_writable(st, shown, "edit_file")
             try:
                 fd = os.open(name, os.O_RDONLY | _OPEN_FLAGS, dir_fd=loc.dir_fd)

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from codingcode.errors import CancelledError, InvalidArgumentsError, ToolTimeoutError
 from codingcode.process import OUTPUT_CAP_BYTES, CappedBuffer, CommandResult, run_command
-from codingcode.tools.builtin.fs import display_path
+from codingcode.tools.builtin.file_access import display_path
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 from codingcode.tools.output import cut_note
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
-import httpx
 from pydantic import Field
 
 from codingcode.errors import (
@@ -30,6 +29,9 @@ from codingcode.tools.builtin.web.network_gate import NetworkGate, network_gate
 from codingcode.tools.builtin.web.settings import FetchSettings, _Strict, load_web_settings
 from codingcode.tools.builtin.web.ssrf import IPAddress, resolve_checked
 from codingcode.tools.definition import ToolExecCtx
+
+if TYPE_CHECKING:
+    import httpx
 
 FETCH_DEFAULT_LENGTH = 100_000
 FETCH_MAX_LENGTH = 500_000
@@ -68,6 +70,8 @@ class FetchUrlArgs(_Strict):
 
 
 def parse_http_url(text: str) -> httpx.URL:
+    import httpx  # on first use: a command that fetches nothing does not pay for it
+
     try:
         url = httpx.URL(text.strip())
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
@@ -163,6 +167,8 @@ async def fetch_raw(
     client: httpx.AsyncClient,
     gate: NetworkGate | None = None,
 ) -> FetchedBody:
+    import httpx
+
     redirects: list[str] = []
     current = url
     for _hop in range(settings.max_redirects + 1):
@@ -238,6 +244,8 @@ async def _send_pinned(
     The URL's host is replaced by the address (so nothing resolves the name again), while
     the Host header and the TLS server name (SNI, certificate check) stay the real name.
     """
+    import httpx
+
     headers = {"Host": url.netloc.decode("ascii"), "User-Agent": USER_AGENT}
     extensions = {"sni_hostname": url.raw_host.decode("ascii")} if url.scheme == "https" else {}
     for i, ip in enumerate(addresses):
@@ -362,6 +370,8 @@ def render_body(body: FetchedBody, max_length: int) -> str:
 
 
 def _client(timeout_s: float) -> httpx.AsyncClient:
+    import httpx
+
     # trust_env=False: a proxy from the environment would make the address check meaningless
     # (the proxy, not we, would resolve and connect).
     return httpx.AsyncClient(
@@ -376,6 +386,7 @@ async def fetch_url(args: FetchUrlArgs, ctx: ToolExecCtx) -> str:
     loaded = load_web_settings(ctx.session_workspace())
     settings = loaded.settings.fetch
     gate = network_gate(ctx.session_workspace(), ctx.capabilities)
+    import httpx
 
     async def go() -> str:
         async with _client(settings.timeout_s) as client:

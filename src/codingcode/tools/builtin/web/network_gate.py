@@ -44,7 +44,7 @@ class NetworkGate:
                 else Verdict.allow()
             )
         if not verdict.allowed:
-            from codingcode.sandbox.network.runtime import Blocked, call_blocks
+            from codingcode.sandbox.network.calls import Blocked, call_blocks
 
             sink = call_blocks.get()
             if sink is not None:  # the runner may ask the user and run the call again

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import httpx
 from pydantic import Field
 
 from codingcode.errors import ToolFailureError, ToolTimeoutError
 from codingcode.tools.builtin.web.fetch import run_cancellable
 from codingcode.tools.builtin.web.settings import SearchSettings, _Strict, load_web_settings
 from codingcode.tools.definition import ToolExecCtx
+
+if TYPE_CHECKING:
+    import httpx
 
 SEARCH_DEFAULT_RESULTS = 8
 SEARCH_MAX_RESULTS = 20
@@ -194,6 +196,7 @@ async def web_search(args: WebSearchArgs, ctx: ToolExecCtx) -> str:
         provider = make_provider(settings)
     except ToolFailureError as exc:
         raise ToolFailureError(exc.message + loaded.ignored_note()) from None
+    import httpx  # on first use: a command that searches nothing does not pay for it
 
     async def go() -> str:
         async with httpx.AsyncClient(timeout=settings.timeout_s, trust_env=True) as client:

@@ -131,6 +131,8 @@ def unwrap(cmd: Command) -> tuple[str, list[Word] | list[list[Word]] | Word] | N
     inner = rest[i:]
     if prog in ("sg", "newgrp") and not inner:
         return None  # no command: it starts a shell (which reads stdin)
+    if prog == "sg" and inner and any(w.text == "-c" for w in rest[: len(rest) - len(inner)]):
+        return ("script", inner[0])  # `sg GROUP -c CMD`: CMD is a command line
     if prog == "coproc":
         # `coproc { CMD; }` and `coproc NAME { CMD; }`: the grammar sees `{` as a word
         if len(inner) > 1 and inner[1].text == "{" and inner[0].text != "{":

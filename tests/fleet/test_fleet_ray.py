@@ -1,0 +1,176 @@
+"""``codingcode fleet run --engine ray`` on a real local Ray cluster of three nodes: the
+head, a worker that is killed mid-run, and a worker without bubblewrap (refused).
+
+Ray comes with the ``ray`` extra (``./dev test`` installs it); without it these tests are
+skipped, saying so. One cluster serves the module (Ray takes long to start)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agent.fake_model import FakeModelServer
+from tests.fleet.helpers import (
+    check_patch_applies,
+    fleet,
+    fleet_env,
+    make_repos,
+    result_lines,
+    scripted_server,
+    start_fleet,
+    task_lines,
+    wait_for_event,
+    wait_gone,
+    write_tasks,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("fleet_ray")]
+
+
+def test_an_unreachable_address_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "t.jsonl").write_text('{"id": "a", "project": ".", "prompt": "x"}\n')
+    pytest.importorskip("ray", reason="the ray extra is not installed (uv sync --extra ray)")
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = ["run", "t.jsonl", "--out", "out", "--engine", "ray", "--address", f"127.0.0.1:{port}"]
+    run = fleet(args, _plain_env(tmp_path), tmp_path, timeout=60)
+    assert run.returncode == 2
+    assert run.stderr.strip() == (
+        f"error: cannot reach the Ray cluster at 127.0.0.1:{port}: Connection refused"
+    )
+    assert not (tmp_path / "out" / "results.jsonl").exists()
+
+
+def _plain_env(tmp_path: Path) -> dict[str, str]:
+    import os
+
+    return {**os.environ, "CODINGCODE_STATE_DIR": str(tmp_path / "state")}
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("ray-attempts")
+
+
+@pytest.fixture(scope="module")
+def cluster(workdir: Path) -> Iterator[Any]:
+    pytest.importorskip("ray", reason="the ray extra is not installed (uv sync --extra ray)")
+    from ray.cluster_utils import Cluster
+
+    env = {"CODINGCODE_FLEET_WORKDIR": str(workdir)}
+    # Ray binds a node to this machine's own address (it turns a loopback address into it).
+    c = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "include_dashboard": False, "env_vars": env},
+    )
+    c.add_node(num_cpus=2, env_vars=env)
+    c.add_node(num_cpus=1, env_vars=env | {"CODINGCODE_BWRAP": "/nonexistent/bwrap"})
+    try:
+        yield c
+    finally:
+        c.shutdown()
+
+
+@pytest.fixture
+def server() -> Iterator[FakeModelServer]:
+    s = scripted_server()
+    yield s
+    s.close()
+
+
+def _local_addresses() -> set[str]:
+    out = subprocess.run(["hostname", "-I"], capture_output=True, text=True).stdout.split()
+    return {"127.0.0.1", *out}
+
+
+@pytest.mark.timeout(400)
+def test_a_node_killed_mid_run_loses_no_task(
+    cluster: Any, server: FakeModelServer, tmp_path: Path, workdir: Path
+) -> None:
+    import ray
+
+    # Every node of the cluster is on this machine.
+    ray.init(address=cluster.address, logging_level="ERROR", log_to_driver=False)
+    try:
+        nodes = [n for n in ray.nodes() if n["Alive"]]
+    finally:
+        ray.shutdown()
+    assert len(nodes) == 3
+    assert {n["NodeManagerAddress"] for n in nodes} <= _local_addresses()
+    victim = next(iter(cluster.worker_nodes - {None}))
+    for node in cluster.worker_nodes:  # the worker with two CPUs is killed
+        if node._ray_params.num_cpus == 2:
+            victim = node
+    victim_id = victim.node_id[:8]
+
+    repos = make_repos(tmp_path / "repos", 5)
+    tasks = task_lines(repos, 8, slow=1.0)
+    write_tasks(tmp_path / "tasks.jsonl", tasks)
+    env = fleet_env(server, tmp_path / "home")
+    env["CODINGCODE_FLEET_WORKDIR"] = str(workdir)
+    args = ["run", "tasks.jsonl", "--out", "out", "--engine", "ray", "--json"]
+    proc = start_fleet([*args, "--address", cluster.address], env, tmp_path)
+    try:
+        events: list[dict[str, Any]] = []
+        while not any(
+            e["type"] == "task_started" and e["node"].endswith(victim_id) for e in events
+        ):
+            events += wait_for_event(proc, "task_started", 1)
+        time.sleep(2.0)  # its session is under way
+        cluster.remove_node(victim, allow_graceful=False)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-3000:]
+    events += [json.loads(x) for x in out.splitlines()]
+    notes = [e["message"] for e in events if e["type"] == "note"]
+    assert any("refused: no working sandbox there" in n and "bwrap" in n for n in notes), notes
+    assert any("lost with node" in n and victim_id in n for n in notes), notes
+    results = result_lines(tmp_path / "out")
+    assert sorted(r["id"] for r in results) == [t["id"] for t in tasks]  # each exactly once
+    assert {r["status"] for r in results} == {"done"}
+    retried = [r for r in results if r["attempts"] > 1]
+    assert retried and all(not r["node"].endswith(victim_id) for r in retried)
+    repo_of = {t["id"]: Path(t["repo"]) for t in tasks}
+    for r in results:
+        check_patch_applies(tmp_path / "out", r, repo_of[r["id"]], tmp_path)
+    # Nothing of the killed attempts is left: no session, no sandbox, no working copy.
+    assert wait_gone(str(workdir)) == []
+    assert not list(workdir.iterdir())
+
+
+@pytest.mark.timeout(300)
+def test_the_rayjob_entrypoint_runs(
+    cluster: Any, server: FakeModelServer, tmp_path: Path, workdir: Path
+) -> None:
+    """deploy/rayjob.yaml's entrypoint, run as KubeRay runs it (RAY_ADDRESS set to the
+    cluster), with its /data volume a folder here."""
+    import shlex
+
+    import yaml
+
+    deploy = Path(__file__).resolve().parents[2] / "deploy"
+    job = yaml.safe_load((deploy / "rayjob.yaml").read_text())
+    data = tmp_path / "data"
+    data.mkdir()
+    repos = make_repos(data / "repos", 1)
+    write_tasks(data / "tasks.jsonl", task_lines(repos, 2))
+    argv = shlex.split(job["spec"]["entrypoint"].replace("/data", str(data)))
+    assert argv[:3] == ["codingcode", "fleet", "run"]
+    env = fleet_env(server, tmp_path / "home")
+    env |= {"RAY_ADDRESS": cluster.address, "CODINGCODE_FLEET_WORKDIR": str(workdir)}
+    run = fleet(argv[2:], env, tmp_path, timeout=240)
+    assert run.returncode == 0, run.stderr[-3000:]
+    results = result_lines(data / "out")
+    assert sorted(r["id"] for r in results) == ["t000", "t001"]
+    assert {r["status"] for r in results} == {"done"}
+    assert json.loads(run.stdout.splitlines()[-1])["type"] == "end"
