@@ -137,3 +137,28 @@ def test_continue_skips_empty_and_failed_runs_are_marked(
         {"type": "resumed", "session_id": rows[1]["id"], "first_prompt": "remember 7", "turns": 1}
     ]
     assert user_texts(fake.bodies()[-1]) == ["remember 7", "and now?"]
+
+
+def test_audit_shows_this_project_by_default(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    env = env_for(fake, "openai", tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    for where in (project, other):
+        fake.script = [
+            Step(tool_calls=[("write_file", {"path": "a.txt", "content": where.name})]),
+            Step(text="ok"),
+        ]
+        assert run(["run", "write", "--mode", "bypass"], where, env).returncode == 0
+    mine = run(["audit", "--calls", "--json"], project, env)
+    assert mine.returncode == 0, mine.stderr
+    rows = [json.loads(line) for line in mine.stdout.splitlines()]
+    assert rows and {r["project"] for r in rows} == {str(project.resolve())}
+    assert f"Project: {project.resolve()}" in run(["audit", "--calls"], project, env).stderr
+    every = run(["audit", "--calls", "--all-projects"], project, env)
+    assert str(other.resolve()) in every.stdout and str(project.resolve()) in every.stdout
+    theirs = run(["audit", "--calls", "--json", "-p", str(other)], project, env)
+    assert {json.loads(line)["project"] for line in theirs.stdout.splitlines()} == {
+        str(other.resolve())
+    }
