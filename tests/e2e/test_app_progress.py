@@ -113,3 +113,41 @@ def test_a_retry_is_shown_while_it_waits(
         assert wait_exit(term, exit_file) == "0"
     finally:
         term.close()
+
+
+def test_init_writes_agents_md_through_the_model_and_asks_before_overwriting(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    fake.script = [
+        Step(tool_calls=[("read_file", {"path": "pyproject.toml"})]),
+        Step(
+            tool_calls=[("write_file", {"path": "AGENTS.md", "content": "# demo\nTest: pytest\n"})]
+        ),
+        Step(text="Wrote AGENTS.md."),
+    ]
+    exit_file = tmp_path / "exit"
+    term = start(fake, project, tmp_path, exit_file, "--mode", "acceptEdits")
+    try:
+        term.wait_prompt()
+        term.send("/init", "Enter")
+        term.wait_text("Wrote AGENTS.md.")
+        term.wait_prompt()
+        assert (project / "AGENTS.md").read_text() == "# demo\nTest: pytest\n"
+        asked = user_texts(fake.bodies()[0])[-1]
+        assert "AGENTS.md" in asked and "write_file" in asked
+        sent = len(fake.requests)
+        # It exists now: asked first; no keeps it and sends nothing.
+        term.send("/init", "Enter")
+        term.wait_text("Let the model rewrite it? [y/N]")
+        term.send("n", "Enter")
+        term.wait_text("Kept AGENTS.md as it is; nothing was sent.")
+        term.wait_prompt()
+        assert len(fake.requests) == sent
+        term.send("/help", "Enter")
+        term.wait_text("a new line in the prompt")
+        term.wait_prompt()
+        term.send("/exit", "Enter")
+        assert wait_exit(term, exit_file) == "0"
+    finally:
+        term.close()

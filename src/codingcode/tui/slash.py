@@ -47,6 +47,7 @@ COMMANDS: dict[str, str] = {
     "/diff": "what this session changed in the project",
     "/rewind": "/rewind [N|ID] [files|conversation|both] [force] — list this session's "
     "prompts (also Esc Esc), or go back N prompts (to before the Nth latest)",
+    "/init": "write an AGENTS.md for this project through the model (asks before overwriting)",
     "/todos": "the task list",
     "/bashes": "/bashes [kill ID] — the background commands of this session, or end one",
     "/exit": "quit (also Ctrl-D)",
@@ -147,8 +148,8 @@ class SlashHandler:
             return Result(exit=True)
         outcome = handler(arg)
         if hasattr(outcome, "__await__"):
-            await outcome
-        return Result()
+            outcome = await outcome
+        return outcome if isinstance(outcome, Result) else Result()
 
     async def run_custom(self, command: Any, arguments: str) -> Result:
         """A custom command: its prompt (``!`` lines run and ``@`` files read through the
@@ -422,6 +423,25 @@ class SlashHandler:
         await anyio.to_thread.run_sync(proc.kill, "killed by the user (/bashes)")
         self.console.print(f"{proc.id}: {proc.status()}", markup=False, highlight=False)
 
+    async def cmd_init(self, arg: str) -> Result:
+        """The model studies the project and writes AGENTS.md (as Claude Code's /init)."""
+        target = self.session.project / "AGENTS.md"
+        if target.exists():
+            from prompt_toolkit import PromptSession
+
+            ask: PromptSession[str] = PromptSession()
+            try:
+                reply = await ask.prompt_async(
+                    f"{target.name} exists ({target.stat().st_size} bytes). Let the model "
+                    "rewrite it? [y/N] "
+                )
+            except (KeyboardInterrupt, EOFError):
+                reply = ""
+            if reply.strip().lower() not in ("y", "yes"):
+                self.console.print(f"Kept {target.name} as it is; nothing was sent.")
+                return Result()
+        return Result(prompt=init_prompt(target.exists(), arg))
+
     def cmd_rewind(self, arg: str) -> None:
         self.console.print(rewind(self.session, arg), markup=False, highlight=False)
 
@@ -494,6 +514,24 @@ async def run_user_command(session: AgentSession, command: str) -> str | Any:
         return await runner.service.execute(definition, args, runner.context())
     except AgentError as exc:
         return exc
+
+
+def init_prompt(exists: bool, focus: str = "") -> str:
+    """What ``/init`` asks the model to do."""
+    verb = "Improve the existing" if exists else "Create an"
+    extra = f"\nPay particular attention to: {focus}" if focus else ""
+    return (
+        f"{verb} AGENTS.md file at the root of this project: the instructions a coding agent "
+        "reads before it works here. Study the project first (its README, build and package "
+        "files, test set-up, source layout; use the read-only tools). Then write AGENTS.md "
+        "with write_file, concise and specific to this project:\n"
+        "- how to build, run, lint and test it (whole suite and a single test), exact commands;\n"
+        "- the architecture at a glance: the main packages or directories and what each does;\n"
+        "- code style and conventions that are not obvious from a quick look;\n"
+        "- anything that commonly trips people up.\n"
+        "Do not invent commands or files that are not there; no generic advice."
+        f"{extra}"
+    )
 
 
 def resume_into(session: AgentSession, loaded: Any) -> None:
