@@ -128,7 +128,9 @@ def test_window_table_and_cost() -> None:
 
 def test_spill_keeps_everything_and_read_file_reads_it(project: Path, tmp_path: Path) -> None:
     content = "".join(f"line {i}\n" for i in range(20_000))
-    directory = tmp_path / "user-state" / "outputs"
+    # where a session spills: <state>/projects/<project>/<session>/outputs (the state dir is
+    # masked from tools but for this: the model is told to read its own spilled output)
+    directory = tmp_path / "user-state" / "projects" / "p" / "s" / "outputs"
     shown, path = spill_output(content, limit=2_000, directory=directory, call_id="c/1", tool="x")
     assert path is not None and path.read_text() == content
     assert len(shown) < 2_000 and shown.startswith("line 0\n") and shown.endswith("line 19999\n")

@@ -151,5 +151,8 @@ def test_run_injects_for_its_host_only_and_records_no_value(
             reasons += [r[0] for r in rows if r[0]]
         assert "GITHUB_TOKEN injected for localhost" in reasons
         assert "~/.npmrc injected for localhost" in reasons
+        shown = run(["audit", "--network"], project, env)
+        assert "GITHUB_TOKEN injected for localhost" in shown.stdout, shown.stdout + shown.stderr
+        assert TOKEN not in shown.stdout + shown.stderr
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from codingcode.sandbox.secrets import RootOnlyScan
+    from codingcode.sandbox.etc_scan import RootOnlyScan
 
 #: Entries the project walk looks at before it stops (a huge tree must not slow every
 #: command down); past it, files are not masked and ``notes`` says so.
@@ -216,7 +216,7 @@ class MaskResolver:
         for spec in self.specs:
             pattern = spec.pattern.strip()
             if spec.scan == "root-only":
-                from codingcode.sandbox.secrets import RootOnlyScan
+                from codingcode.sandbox.etc_scan import RootOnlyScan
 
                 self._scans.append((RootOnlyScan(pattern), spec))
             elif pattern.startswith("~"):

@@ -316,7 +316,7 @@ def _mask_paths(
     found: dict[str, list[Path]] = {}
     for spec in default_masks():
         if spec.scan == "root-only":
-            from codingcode.sandbox.secrets import RootOnlyScan
+            from codingcode.sandbox.etc_scan import RootOnlyScan
 
             paths = _sample_files(RootOnlyScan(spec.pattern).paths())
         elif spec.pattern.startswith("/"):
