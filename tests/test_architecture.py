@@ -312,7 +312,15 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the shell analysis library: what a command line does
     ("shell", ("codingcode.shell",)),
     # a project as a session sees it: settings files, trust records, the Workspace
-    ("workspace", ("codingcode.config", "codingcode.claude_settings", "codingcode.trust", "codingcode.workspace")),
+    (
+        "workspace",
+        (
+            "codingcode.config",
+            "codingcode.claude_settings",
+            "codingcode.trust",
+            "codingcode.workspace",
+        ),
+    ),
     ("sandbox", ("codingcode.sandbox",)),
     ("tools", ("codingcode.tools",)),
     # deciding a call: approval, and the hooks that take part in the decision

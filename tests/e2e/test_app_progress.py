@@ -151,3 +151,24 @@ def test_init_writes_agents_md_through_the_model_and_asks_before_overwriting(
         assert wait_exit(term, exit_file) == "0"
     finally:
         term.close()
+
+
+def test_a_users_own_command_sees_the_paths_it_names(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    (project / ".env").write_text("TOKEN=user-can-read-this\n")
+    exit_file = tmp_path / "exit"
+    term = start(fake, project, tmp_path, exit_file)
+    try:
+        term.wait_prompt()
+        term.send("!cat .env", "Enter")
+        term.wait_text("TOKEN=user-can-read-this")
+        term.wait_prompt()
+        # Named by a glob, not literally: not exposed (the sandbox's mask holds).
+        term.send("!cat .en*", "Enter")
+        screen = term.wait_prompt()
+        assert screen.count("TOKEN=user-can-read-this") == 1
+        term.send("/exit", "Enter")
+        assert wait_exit(term, exit_file) == "0"
+    finally:
+        term.close()

@@ -506,12 +506,21 @@ def mentions(text: str, project: Path) -> list[str]:
 async def run_user_command(session: AgentSession, command: str) -> str | Any:
     """Run ``command`` in the session's sandbox as the user's own (no approval); the output
     or the AgentError."""
+    from dataclasses import replace
+
+    from codingcode.approval.capabilities import capabilities_for
     from codingcode.errors import AgentError
 
     runner = session.runner
     try:
         definition, args = runner.service.validate("execute_command", {"command": command})
-        return await runner.service.execute(definition, args, runner.context())
+        ctx = runner.context()
+        # The user's own command is an explicit grant of what it names literally: a masked
+        # path it names (`!cat .env`) is shown to it, exactly as to a call the user approved;
+        # words known only at run time and globs name nothing.
+        call = runner._call("execute_command", definition, args, ctx, "")
+        ctx = replace(ctx, capabilities=capabilities_for(call))
+        return await runner.service.execute(definition, args, ctx)
     except AgentError as exc:
         return exc
 
