@@ -158,6 +158,8 @@ class AgentSession:
         self.turn = 0
         #: (turn, history length before its prompt) of each prompt still in the conversation.
         self.prompt_marks: list[tuple[int, int]] = []
+        #: The session that dispatched this one (a sub-agent's), else None.
+        self.parent: AgentSession | None = None
         self._children = 0
         self._signal: CancelSignal | None = None
         self._owned_providers: list[ModelProvider] = []
@@ -583,7 +585,7 @@ class AgentSession:
             ctx = self.runner.context(
                 signal=signal,
                 state=self.state,
-                turn_id=self.turn,
+                turn_id=self.user_turn(),
                 # What the model sees of a result is decided once (see _fit_output): a tool
                 # that cuts its own output to this budget saves the whole of it here.
                 output_dir=self.spill_dir,
@@ -615,6 +617,14 @@ class AgentSession:
         self.sink(ToolCallFinished(self.session_id, call, result))
         if call.name == "todo_write" and not result.is_error:
             self.sink(TodosChanged(self.session_id, list(self.state.todos)))
+
+    def user_turn(self) -> int:
+        """The turn (the user's prompt) a call of this session belongs to: a sub-agent's
+        calls belong to the prompt of the session that dispatched it."""
+        top: AgentSession = self
+        while top.parent is not None:
+            top = top.parent
+        return top.turn
 
     def _progress(self, call: ToolCall) -> Callable[[bytes], None]:
         """What a running command's output becomes: ToolProgress events with its last lines,
@@ -719,6 +729,7 @@ class AgentSession:
         # A sub-agent's tokens count in the session's totals (and its cost), and what the
         # user granted "for this session" holds for it too (both ways: one session).
         child.usage = self.usage
+        child.parent = self  # its calls are filed under the user's prompt that led to them
         if child.runner.pipeline is not None and self.runner.pipeline is not None:
             child.runner.pipeline.session_grants = self.runner.pipeline.session_grants
         return child

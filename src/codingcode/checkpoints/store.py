@@ -141,15 +141,22 @@ class Turn:
         }
 
 
+def root_session(session: str) -> str:
+    """The user's session a (sub-agent's) session id belongs to."""
+    return session.split("/", 1)[0]
+
+
 def group_turns(points: Iterable[Checkpoint]) -> list[Turn]:
     """Checkpoints grouped by prompt (session and turn), in the order the prompts began; a
     pre-restore point is an entry of its own."""
     turns: dict[tuple[str, int, str], Turn] = {}
     for point in points:
-        key = (point.session, point.turn, point.id if point.kind != "before" else "")
+        # A sub-agent's calls (session "parent/agent-1") belong to the parent's prompt.
+        root = root_session(point.session)
+        key = (root, point.turn, point.id if point.kind != "before" else "")
         found = turns.get(key)
         if found is None:
-            turns[key] = Turn(point.session, point.turn, [point])
+            turns[key] = Turn(root, point.turn, [point])
         else:
             found.points.append(point)
     return list(turns.values())
@@ -403,7 +410,8 @@ class CheckpointStore:
         if not points:
             raise UnknownCheckpointError("this project has no checkpoints yet.")
         last = points[-1]
-        return next(c for c in points if c.session == last.session and c.turn == last.turn)
+        root = root_session(last.session)
+        return next(c for c in points if root_session(c.session) == root and c.turn == last.turn)
 
     # -- snapshots ----------------------------------------------------------------------
     def _hash_big(self, path: Path, st: os.stat_result) -> BigFile:

@@ -610,7 +610,9 @@ def session_diff(session: AgentSession) -> str:
     store = getattr(session.runner.checkpoints, "store", None)
     if store is None:
         return "No checkpoints in this session (checkpoints are off), so no diff to show."
-    mine = [c for c in store.checkpoints() if c.session == session.session_id]
+    from codingcode.checkpoints.store import root_session
+
+    mine = [c for c in store.checkpoints() if root_session(c.session) == session.session_id]
     if not mine:
         return "This session has changed nothing yet."
     text: str = store.diff_text(mine[0].id)
@@ -622,10 +624,12 @@ def rewind_points(session: AgentSession) -> list[Any]:
     store = getattr(session.runner.checkpoints, "store", None)
     if store is None:
         return []
-    from codingcode.checkpoints.store import group_turns
+    from codingcode.checkpoints.store import group_turns, root_session
 
     return group_turns(
-        c for c in store.checkpoints() if c.session == session.session_id and c.kind == "before"
+        c
+        for c in store.checkpoints()
+        if root_session(c.session) == session.session_id and c.kind == "before"
     )
 
 
