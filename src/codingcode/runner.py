@@ -342,6 +342,9 @@ def build_runner(
     assert service is not None
     project = Path(project).resolve()
     workspace = workspace_for(project, workspace)
+    if not trust_project_grants:  # the session's decision travels in its workspace
+        workspace = workspace.distrusting()
+    distrust = not workspace.trust_project_grants
     settings = workspace.settings
     # The user's rules, read once: the approval layer and the sandbox's masks both use them.
     policy = policy or load_policy(project, settings)
@@ -360,7 +363,7 @@ def build_runner(
 
         # The user's deny rules on paths are masks too: the sandbox backs them.
         sandbox = SandboxService.for_workspace(
-            workspace if trust_project_grants else workspace.distrusting(),
+            workspace,
             deny_read=deny_rule_masks(policy.rules, project, declared),
         )
         if log is not None:
@@ -383,7 +386,6 @@ def build_runner(
         confirmer=confirmer,
         bus=bus,
         record=log.record if log is not None else None,
-        trust_project_grants=trust_project_grants,
         policy=policy,
         assume_trusted=assume_trusted,
         declared=declared,
@@ -406,14 +408,12 @@ def build_runner(
     runner.hook_bus = bus
     from codingcode.approval.network_ask import SavedNetworkRules
 
-    runner.network_rules = SavedNetworkRules.from_policy(
-        policy, project, distrust_project=not trust_project_grants
-    )
+    runner.network_rules = SavedNetworkRules.from_policy(policy, project, distrust_project=distrust)
     from codingcode.hooks.lifecycle import LifecycleHooks, permission_layer
     from codingcode.hooks.pre_tool_use import load_command_hooks, runnable_hooks
 
     lifecycle = LifecycleHooks(
-        runnable_hooks(load_command_hooks(settings), distrust_project=not trust_project_grants),
+        runnable_hooks(load_command_hooks(settings), distrust_project=distrust),
         bus,
         project,
     )

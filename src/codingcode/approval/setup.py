@@ -45,7 +45,6 @@ def build_pipeline(
     confirmer: Confirmer | None = None,
     bus: HookBus | None = None,
     record: Record | None = None,
-    trust_project_grants: bool = True,
     policy: Policy | None = None,
     assume_trusted: bool = False,
     declared: Lookup = builtin_declaration,
@@ -68,7 +67,7 @@ def build_pipeline(
     # no settings file, so the re-read after an always/never answer must keep them.
     session_rules = [r for r in policy.rules if r.scope is None]
     all_hooks = load_command_hooks(settings)
-    distrust = not trust_project_grants
+    distrust = not workspace.trust_project_grants  # the session's trust decision
     ignored = policy.ignored_grants(distrust_project=distrust)
     if not assume_trusted:
         policy = policy.without_untrusted_grants(distrust_project=distrust)
@@ -133,8 +132,7 @@ def build_pipeline(
         if sandbox is None:
             from codingcode.sandbox.service import SandboxService
 
-            chosen = workspace if not distrust else workspace.distrusting()
-            pipeline.contained = sandbox_contains(lambda: SandboxService.for_workspace(chosen))
+            pipeline.contained = sandbox_contains(lambda: SandboxService.for_workspace(workspace))
         else:
             given = sandbox
             pipeline.contained = sandbox_contains(lambda: given)
