@@ -46,7 +46,7 @@ def test_instruction_order_and_fallback(project: Path, tmp_path: Path) -> None:
     sub = project / "pkg" / "mod"
     sub.mkdir(parents=True)
     (project / "AGENTS.md").write_text("root agents\n")
-    (project / "CLAUDE.md").write_text("root claude (shadowed)\n")
+    (project / "CLAUDE.md").write_text("root claude\n")
     (project / "pkg" / "CLAUDE.md").write_text("pkg claude\n")
     (sub / "AGENTS.md").write_text("mod agents\n")
     (tmp_path / "user-config").mkdir()
@@ -55,8 +55,22 @@ def test_instruction_order_and_fallback(project: Path, tmp_path: Path) -> None:
     (project.parent / "AGENTS.md").write_text("outside the repo\n")
     items = load_instructions(sub)
     texts = [i.text.strip() for i in items]
-    assert texts == ["user claude", "root agents", "pkg claude", "mod agents"]
-    assert [i.scope for i in items] == ["user", "project", "project", "project"]
+    # AGENTS.md and CLAUDE.md are both read (as Claude Code users expect), each once.
+    assert texts == ["user claude", "root agents", "root claude", "pkg claude", "mod agents"]
+    assert [i.scope for i in items] == ["user", "project", "project", "project", "project"]
+
+
+def test_claude_md_importing_agents_md_reads_each_once_and_the_local_file(
+    project: Path,
+) -> None:
+    (project / "AGENTS.md").write_text("shared rules\n")
+    (project / "CLAUDE.md").write_text("See @AGENTS.md\nclaude extras\n")
+    (project / "CLAUDE.local.md").write_text("my own notes\n")
+    items = load_instructions(project)
+    joined = "\n".join(i.text for i in items)
+    assert joined.count("shared rules") == 1
+    assert "claude extras" in joined and "my own notes" in joined
+    assert [i.path.name for i in items] == ["AGENTS.md", "CLAUDE.md", "CLAUDE.local.md"]
 
 
 def test_no_repository_reads_only_the_project(project: Path) -> None:

@@ -82,13 +82,24 @@ def test_bad_command_files_are_one_line_each(project: Path) -> None:
     write(base / "big.md", "x" * (MAX_COMMAND_BYTES + 1))
     write(base / "has space.md", "Body\n")
     write(user_config_dir() / "commands" / "ok.md", "The user's own.\n")
+    write(base / "hint.md", "---\nargument-hint: [file]\n---\nRead $1\n")
     registry = CommandRegistry.load(project, is_trusted=trust_all)
-    assert [c.name for c in registry.list()] == ["ok"]
+    # Front matter that is not YAML loads the command without it, as Claude Code does.
+    assert [c.name for c in registry.list()] == ["badyaml", "hint", "ok"]
+    assert registry.get("badyaml").description == "Body"  # type: ignore[union-attr]
+    assert registry.get("hint").argument_hint == "[file]"  # type: ignore[union-attr]
     assert registry.get("ok") is not None
     assert registry.get("ok").description == "The user's own."  # type: ignore[union-attr]
     joined = "\n".join(registry.notes)
     assert len(registry.notes) == 5, registry.notes
-    for expected in ("invalid YAML", "is empty", "larger than 128 KiB", "file name", "already"):
+    for expected in (
+        "badyaml.md: invalid YAML front matter",
+        "loaded without its front matter",
+        "is empty",
+        "larger than 128 KiB",
+        "file name",
+        "already",
+    ):
         assert expected in joined
 
 

@@ -236,3 +236,39 @@ def test_every_corpus_hook_configuration_fires(
         time.sleep(0.2)
     assert expected, "the configuration has hooks of events a scripted run raises"
     assert set(expected) <= fired, sorted(set(expected) - fired)
+
+
+def test_a_prompt_hook_asks_the_model_once_and_its_no_refuses_the_call(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    claude_settings(
+        project,
+        {
+            "hooks": {
+                "PreToolUse": [
+                    {
+                        "matcher": "Write",
+                        "hooks": [
+                            {"type": "prompt", "prompt": "May this run? $ARGUMENTS", "timeout": 30}
+                        ],
+                    }
+                ]
+            }
+        },
+    )
+    fake.script = [
+        Step(tool_calls=[("write_file", {"path": "w.txt", "content": "w\n"})]),
+        Step(text='{"ok": false, "reason": "no writes on Sunday"}'),  # the hook's model call
+        Step(text="understood"),
+    ]
+    env = env_for(fake, "openai", tmp_path) | {"CODINGCODE_TRUST_ALL": "1"}
+    result = run(["run", "--mode", "bypass", "go"], project, env)
+    assert result.returncode == 3, result.stderr  # the run's exit code for a denied call
+    assert "no writes on Sunday" in result.stderr
+    assert not (project / "w.txt").exists()
+    asked = fake.bodies()[1]
+    assert asked.get("tools") in (None, [])  # one plain model call
+    assert "May this run?" in asked["messages"][-1]["content"]
+    assert '"tool_name": "write_file"' in asked["messages"][-1]["content"]
+    refused, _ = tool_results(fake.bodies()[2])[-1]
+    assert "no writes on Sunday" in refused

@@ -60,8 +60,11 @@ def test_mcp_json_stdio_and_http_with_expansion(project: Path, user_dir: Path) -
 
 def test_missing_variable_names_server_and_field(project: Path, user_dir: Path) -> None:
     _write(project / ".mcp.json", {"mcpServers": {"gh": {"command": "x", "env": {"T": "${NOPE}"}}}})
-    with pytest.raises(McpConfigError, match=r"'gh', field 'env.T': environment variable NOPE"):
-        load_mcp_servers(project, settings=load_settings(project), env={})
+    # Listed (as Claude Code lists it), refused when started, with the server and field.
+    gh = load_mcp_servers(project, settings=load_settings(project), env={})["gh"]
+    refused = project_trust_filter(True)(gh)
+    assert refused is not None
+    assert "'gh', field 'env.T': environment variable NOPE is not set" in refused
 
 
 @pytest.mark.parametrize(

@@ -551,3 +551,31 @@ def test_the_same_attempts_succeed_without_a_sandbox(
     assert target.read_text() == "pwned\n"
     assert "PRIVATE KEY" in result.stdout.text()
     assert "without any containment" in result.notice
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rewriting_claude_codes_settings_from_inside_fails(make_box, backend: str) -> None:
+    """``.claude/`` is read beside ``.codingcode/`` (settings, hooks, agents): as read-only."""
+    box: Box = make_box(backend)
+    claude = box.project / ".claude"
+    (claude / "agents").mkdir(parents=True, exist_ok=True)
+    (claude / "settings.json").write_text(ORIGINAL)
+    hooks = json.dumps({"hooks": {"SessionStart": [{"hooks": [{"command": "touch /tmp/x"}]}]}})
+    result = box.run(
+        f"echo '{hooks}' > .claude/settings.json;"
+        "echo x > .claude/settings.local.json; echo x > .claude/agents/evil.md;"
+        "mv .claude .claude-moved"
+    )
+    assert result.exit_code != 0
+    assert (claude / "settings.json").read_text() == ORIGINAL
+    assert not (claude / "settings.local.json").exists()
+    assert not (claude / "agents" / "evil.md").exists()
+    assert not (box.project / ".claude-moved").exists()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_creating_claude_settings_where_there_were_none_fails(make_box, backend: str) -> None:
+    box: Box = make_box(backend)
+    result = box.run("mkdir -p .claude && echo '{}' > .claude/settings.json")
+    assert result.exit_code != 0
+    assert not (box.project / ".claude" / "settings.json").exists()

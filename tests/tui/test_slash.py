@@ -213,3 +213,31 @@ def test_bashes_lists_and_kills_and_the_model_is_reminded(session: AgentSession)
     assert "Background commands running" not in session.system()
     anyio.run(h.handle, "/bashes kill bg7")
     assert "no background process 'bg7'" in console.export_text()
+
+
+def test_config_and_agents_show_claude_codes_files(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agents = project / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Reviews.\ntools: Read, Grep\n---\nReview it.\n"
+    )
+    (agents / "broken.md").write_text("---\nname: broken\ndescription: x: y: z\n---\nBody\n")
+    (project / ".claude" / "settings.json").write_text('{"permissions": {"deny": ["Bash(rm:*)"]}}')
+    server = FakeModelServer()
+    for key, value in server.env("openai").items():
+        monkeypatch.setenv(key, value)
+    s = open_session(project, model=parse_model("openai:fake-model", source="t"))
+    try:
+        h, console = handler(s)
+        for line in ("/config", "/agents", "/fix-the-thing"):
+            assert anyio.run(h.handle, line).prompt is None
+        out = console.export_text()
+        assert f"{project}/.claude/settings.json (Claude Code, NOT trusted" in out
+        assert "uses: permissions (1 deny)" in out
+        assert "reviewer — Reviews. [read_file, search_code]" in out
+        assert "skipped" in out and "broken.md" in out
+    finally:
+        anyio.run(s.aclose)
+        server.close()

@@ -69,6 +69,12 @@ from codingcode.tools.resolver import (
 from codingcode.tools.search import TOOL_SEARCH_NAME
 from codingcode.tools.service import ToolService
 
+#: The system prompt of a ``prompt`` hook's model call (Claude Code's answer shape).
+HOOK_SYSTEM = (
+    "You evaluate one event of a coding agent for a hook. Answer with one JSON object and "
+    'nothing else: {"ok": true} to let it go on, or {"ok": false, "reason": "why"} to stop it.'
+)
+
 DEFAULT_MAX_TURNS = 50
 #: Stop hooks may keep the agent going at most this many times in a row per prompt.
 MAX_STOP_BLOCKS = 3
@@ -142,6 +148,9 @@ class AgentSession:
         self.model = model
         self.service = service
         self.runner = runner
+        bus = getattr(runner, "hook_bus", None)
+        if bus is not None and bus.ask_model is None:  # `prompt` hooks ask this model
+            bus.ask_model = self.ask_hook_model
         self.resolver = resolver
         self.system_prompt = system_prompt
         self.session_id = session_id
@@ -267,6 +276,14 @@ class AgentSession:
         total += sum(self._estimate(m) for m in self.history[count:])
         self._counted = (len(self.history), total)
         return fixed + total
+
+    async def ask_hook_model(self, prompt: str) -> str:
+        """One model call for a ``prompt`` hook: no tools, no history; the answer's text."""
+        done: list[TurnComplete] = []
+        async for event in self.provider.stream(HOOK_SYSTEM, [Message("user", prompt)], []):
+            if isinstance(event, TurnComplete):
+                done.append(event)
+        return done[-1].message.text if done else ""
 
     def _account(self, reply: TurnComplete) -> None:
         usage = reply.usage

@@ -89,6 +89,14 @@ def _root(
         str | None,
         typer.Option("--resume", "-r", help="Interactive app: continue the session with this id."),
     ] = None,
+    initial_prompt: Annotated[
+        str | None,
+        typer.Option(
+            "--initial-prompt",
+            hidden=True,
+            help='Interactive app: the first prompt (`codingcode "PROMPT"` gives it).',
+        ),
+    ] = None,
 ) -> None:
     """A coding-agent runtime built around its tool system.
 
@@ -97,7 +105,7 @@ def _root(
     if ctx.invoked_subcommand is None:
         from codingcode.tui.app import start_app
 
-        start_app(project, model, mode, continue_=continue_, resume=resume)
+        start_app(project, model, mode, continue_=continue_, resume=resume, initial=initial_prompt)
 
 
 def _register_commands(argv: list[str] | None = None) -> None:
@@ -219,13 +227,36 @@ def hoist_global_options(argv: list[str], root: object) -> list[str]:
     return [*path, *moved, *rest[len(path) :]]
 
 
+#: The root's options that take a value (the app's), for :func:`prompt_argument`.
+_ROOT_VALUE_OPTIONS = frozenset({"--project", "-p", "--mode", "-m", "--model", "--resume", "-r"})
+
+
+def prompt_argument(argv: list[str], commands: set[str]) -> list[str]:
+    """``codingcode "fix the bug"`` as in Claude Code: a first word that is no command
+    (and not an option's value) is the app's first prompt."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return argv
+        if word.startswith("-"):
+            i += 2 if word in _ROOT_VALUE_OPTIONS else 1
+            continue
+        if word in commands:
+            return argv
+        return [*argv[:i], "--initial-prompt", word, *argv[i + 1 :]]
+    return argv
+
+
 def run() -> None:
     _robust_streams()
     _register_commands(sys.argv[1:])
     try:
         import typer.main
 
-        args = hoist_global_options(sys.argv[1:], typer.main.get_command(app))
+        root = typer.main.get_command(app)
+        commands = set(getattr(root, "commands", {}))
+        args = hoist_global_options(prompt_argument(sys.argv[1:], commands), root)
     except GlobalOptionError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)

@@ -24,7 +24,7 @@ def hook_rows(project: Path) -> list[dict[str, Any]]:
             "matcher": h.matcher,
             "command": h.label,
             "type": h.kind,
-            "active": h.active and h.kind in ("command", "http"),
+            "active": h.active,
             "timeout": h.timeout_s,
             "scope": h.scope.value if h.scope is not None else None,
             "source": h.source,
@@ -41,11 +41,7 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         state = "" if r["runs"] else "  (not run: the project is not trusted)"
         if not r["active"]:
-            state = (
-                "  (inactive: codingcode does not raise this event)"
-                if r["type"] in ("command", "http")
-                else f"  (inactive: codingcode does not run {r['type']} hooks)"
-            )
+            state = "  (inactive: codingcode does not raise this event)"
         matcher = r["matcher"] or "*"
         lines.append(f"{r['event']} [{matcher}] {r['command']}  (timeout {r['timeout']:g}s)")
         lines.append(f"    from {r['source']}{state}")

@@ -62,7 +62,16 @@ def project_dir(project: Path | None) -> Path:
 
     path = (project or Path.cwd()).resolve()
     if not path.is_dir():
-        fail(f"--project {path} is not a directory.")
+        hint = ""
+        if project is not None and not path.exists():
+            # `codingcode -p "fix it"` as in Claude Code, where -p is --print
+            text = str(project)
+            hint = (
+                f" -p is --project here (the project directory). To start the app with a "
+                f'prompt: codingcode "{text}"; to run it without the app: '
+                f'codingcode run "{text}".'
+            )
+        fail(f"--project {path} is not a directory.{hint}")
     return path
 
 

@@ -72,6 +72,11 @@ def unknown_command(name: str, registry: CommandRegistry) -> InvalidArgumentsErr
     )
 
 
+def names_file_of(note: str, name: str) -> bool:
+    """Whether a loading note is about the file of command or skill ``name``."""
+    return f"/{name}.md" in note or f"/{name}/SKILL.md" in note
+
+
 def find_invocation(workspace: Workspace, text: str) -> Invocation | None:
     """The custom command or skill ``text`` invokes (None when it is an ordinary prompt);
     an unknown ``/name`` is an error naming the commands there are.
@@ -89,8 +94,9 @@ def find_invocation(workspace: Workspace, text: str) -> Invocation | None:
         return None  # /server:prompt: the session's MCP servers answer it
     if command is None:
         error = unknown_command(name, registry)
-        untrusted = [n for n in [*registry.notes, *found.notes] if "until you trust" in n]
-        if untrusted:  # the likely reason: say it in the same breath
-            error.message += f" ({'; '.join(untrusted)})"
+        notes = [*registry.notes, *found.notes]
+        why = [n for n in notes if "until you trust" in n or names_file_of(n, name)]
+        if why:  # the likely reason: say it in the same breath
+            error.message += f" ({'; '.join(why)})"
         raise error
     return Invocation(command, arguments, list(registry.notes))

@@ -131,9 +131,13 @@ class MarkdownCommand:
         return CommandPrompt(self.expand(arguments), self.allowed_tools, self.model)
 
 
-def parse_command(path: Path, scope: Scope, data: bytes, root: Path) -> MarkdownCommand:
+def parse_command(
+    path: Path, scope: Scope, data: bytes, root: Path, warnings: list[str] | None = None
+) -> MarkdownCommand:
+    """One command file. With ``warnings``, front matter that is not valid YAML loads the
+    command without it (as Claude Code does) and says so there."""
     what = "Command"
-    meta, body = split_front_matter(data, path, what, required=False)
+    meta, body = split_front_matter(data, path, what, required=False, warnings=warnings)
     name = path.stem
     if not NAME.match(name):
         raise SettingsError(
@@ -145,6 +149,9 @@ def parse_command(path: Path, scope: Scope, data: bytes, root: Path) -> Markdown
     strings: dict[str, str] = {}
     for key in ("description", "argument-hint", "model"):
         value = meta.get(key)
+        if key == "argument-hint" and isinstance(value, list):
+            # `argument-hint: [file]` is a YAML list: shown as written
+            value = " ".join(f"[{v}]" for v in value)
         if value is not None and not isinstance(value, str | int | float):
             raise SettingsError(f"Command {path}: `{key}` must be a string.")
         strings[key] = " ".join(str(value).split()) if value is not None else ""
@@ -233,7 +240,7 @@ class CommandRegistry:
                     if scope is Scope.PROJECT and not is_trusted(path, data):
                         untrusted.append(f"/{path.stem}")
                         continue
-                    command = parse_command(path, scope, data, directory)
+                    command = parse_command(path, scope, data, directory, registry.notes)
                 except SettingsError as exc:
                     registry.notes.append(exc.message)
                     continue

@@ -93,7 +93,8 @@ def skills_listing(skills: Iterable[Skill], notes: Iterable[str] = ()) -> str:
         else:
             who = f"/{s.name} or the model"
         hint = f" {s.argument_hint}" if s.argument_hint else ""
-        lines.append(f"  {s.name}{hint} — {s.description}")
+        shown = f"{s.name} ({s.display_name})" if s.display_name else s.name
+        lines.append(f"  {shown}{hint} — {s.description}")
         lines.append(f"      {who}; {s.source}")
     lines += [f"  note: {n}" for n in notes]
     if not listed:

@@ -49,6 +49,8 @@ class HookAnswer:
 
 
 PythonHook = Callable[[ToolCall], Awaitable["HookAnswer | None"]]
+#: A ``prompt`` hook's model call: the prompt in, the answer's text out.
+HookModel = Callable[[str], Awaitable[str]]
 Listener = Callable[[dict[str, Any]], None]
 
 
@@ -301,6 +303,9 @@ class HookBus:
     hooks: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
     #: ``continue: false`` answers of any event, by session id: the message for the user.
     stops: dict[str, str] = field(default_factory=dict)
+    #: One model call (the session's model, no tools) for ``prompt`` hooks; None: no
+    #: model in this run (``codingcode tool``, ``check``), and prompt hooks fail.
+    ask_model: HookModel | None = None
 
     def add_pre_tool_use(self, hook: PythonHook, *, matcher: str = "*") -> None:
         self.pre_tool_use.append((matcher, hook))
@@ -371,7 +376,7 @@ class PreToolUseHooks:
                     if hook in self.ran_once:
                         continue
                     self.ran_once.add(hook)
-                answer = await run_command_hook(hook, current)
+                answer = await run_command_hook(hook, current, self.bus.ask_model)
                 answers.append((f"hook `{hook.label}`", answer))
                 if answer.decision == "deny":
                     break
@@ -481,14 +486,49 @@ def hook_env(project: Path) -> dict[str, str]:
     return env
 
 
-async def run_hook(hook: CommandHook, payload: dict[str, Any], cwd: Path) -> HookRun:
+async def run_prompt_hook(
+    hook: CommandHook, payload: dict[str, Any], ask_model: HookModel | None
+) -> HookRun:
+    """A ``prompt`` (or ``agent``) hook: one model call with the hook's prompt, the event's
+    JSON in place of ``$ARGUMENTS`` (or after it). ``{"ok": true}`` lets the event go on;
+    ``{"ok": false, "reason": ...}`` is exit code 2 with that reason."""
+    if ask_model is None:
+        return HookRun(None, "", "", "is a prompt hook and this run has no model to ask")
+    event = json.dumps(payload)
+    prompt = (
+        hook.prompt.replace("$ARGUMENTS", event)
+        if "$ARGUMENTS" in hook.prompt
+        else f"{hook.prompt}\n\n{event}"
+    )
+    try:
+        with anyio.fail_after(hook.timeout_s):
+            text = await ask_model(prompt)
+    except TimeoutError:
+        return HookRun(None, "", "", f"took longer than {hook.timeout_s:g}s")
+    except Exception as exc:  # the model call failed: no answer, never an allow
+        return HookRun(None, "", "", f"could not ask the model ({type(exc).__name__})")
+    found = re.search(r"\{.*\}", text, re.DOTALL)
+    answer: Any = None
+    if found is not None:
+        with contextlib.suppress(ValueError):
+            answer = json.loads(found.group(0))
+    if not isinstance(answer, dict) or not isinstance(answer.get("ok"), bool):
+        return HookRun(None, "", "", 'answered without {"ok": true|false}')
+    if answer["ok"]:
+        return HookRun(0, "", "")
+    return HookRun(2, "", str(answer.get("reason") or "the prompt hook said no"))
+
+
+async def run_hook(
+    hook: CommandHook, payload: dict[str, Any], cwd: Path, ask_model: HookModel | None = None
+) -> HookRun:
     """Run one hook of any kind: a command (``/bin/sh``, or bash with ``shell: bash``;
     ``async``: started and not waited for), an HTTP hook (the event POSTed as JSON to its
     URL, its response body read as a command's output)."""
     if hook.kind == "http":
         return await run_http_hook(hook.url, dict(hook.headers), payload, hook.timeout_s)
-    if hook.kind != "command":
-        return HookRun(None, "", "", "is a prompt hook, which codingcode does not run")
+    if hook.kind in ("prompt", "agent"):
+        return await run_prompt_hook(hook, payload, ask_model)
     if hook.shell == "powershell":
         return HookRun(None, "", "", "asks for PowerShell, which codingcode does not run")
     shell = "/bin/bash" if hook.shell == "bash" else "/bin/sh"
@@ -623,10 +663,12 @@ def if_matches(hook: CommandHook, call: ToolCall) -> bool:
     return hit is not None and hit.action == "allow"
 
 
-async def run_command_hook(hook: CommandHook, call: ToolCall) -> HookAnswer:
+async def run_command_hook(
+    hook: CommandHook, call: ToolCall, ask_model: HookModel | None = None
+) -> HookAnswer:
     """Run one hook; a failure is an ask, never an allow — but an HTTP hook that does not
     answer lets the call go on (Claude Code's rule: a non-blocking error), said once."""
-    run = await run_hook(hook, hook_input(call), call.project_path)
+    run = await run_hook(hook, hook_input(call), call.project_path, ask_model)
     if run.code is None:
         if hook.kind == "http":
             _say_once(f"codingcode: the PreToolUse hook {hook.url} {run.failure}; going on.")

@@ -36,6 +36,7 @@ a project's servers before the user trusts the project (see :func:`project_trust
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -155,6 +156,10 @@ class HttpEntry(_Common):
     type: Literal["http", "streamable-http", "streamableHttp", "sse"]
     url: str = Field(pattern=r"^https?://")
     headers: dict[str, str] = Field(default_factory=dict)
+    #: Claude Code's ``headersHelper``: a shell command printing a JSON object of headers,
+    #: run (as the user, in the project) each time the server is connected — only once
+    #: the file naming it is trusted, as every project server.
+    headersHelper: str | None = Field(default=None, min_length=1)
     #: OAuth: on unless ``false`` or the entry sends its own Authorization header.
     oauth: OAuthEntry | bool = True
 
@@ -167,6 +172,9 @@ class McpServerConfig:
     entry: StdioEntry | HttpEntry
     scope: Scope
     source: Path
+    #: Why it cannot start as configured (an environment variable that is not set): it is
+    #: listed, and refused with this when started.
+    problem: str = ""
 
     @property
     def transport(self) -> str:
@@ -190,42 +198,58 @@ class McpConfigError(SettingsError):
     """An MCP server entry that cannot be used; the message names the server and field."""
 
 
-def expand_vars(value: str, *, server: str, field: str, env: Mapping[str, str]) -> str:
+def expand_vars(
+    value: str,
+    *,
+    server: str,
+    field: str,
+    env: Mapping[str, str],
+    missing: list[str] | None = None,
+) -> str:
+    """``${VAR}`` and ``${VAR:-default}`` expanded. A variable that is not set is an error;
+    with ``missing``, one line there instead (and an empty value)."""
+
     def sub(match: re.Match[str]) -> str:
         var, default = match.group(1), match.group(2)
         if var in env:
             return env[var]
         if default is not None:
             return default
-        raise McpConfigError(
+        message = (
             f"MCP server {server!r}, field {field!r}: environment variable {var} is not set "
             f"(set it, or write ${{{var}:-default}})."
         )
+        if missing is None:
+            raise McpConfigError(message)
+        missing.append(message)
+        return ""
 
     return _VAR.sub(sub, value)
 
 
-def _expand(raw: dict[str, Any], server: str, env: Mapping[str, str]) -> dict[str, Any]:
+def _expand(
+    raw: dict[str, Any], server: str, env: Mapping[str, str], missing: list[str] | None = None
+) -> dict[str, Any]:
+    expand = functools.partial(expand_vars, missing=missing)
+
     out = dict(raw)
     for key in ("command", "cwd", "url"):
         if isinstance(out.get(key), str):
-            out[key] = expand_vars(out[key], server=server, field=key, env=env)
+            out[key] = expand(out[key], server=server, field=key, env=env)
     if isinstance(out.get("args"), list):
         out["args"] = [
-            expand_vars(a, server=server, field=f"args[{i}]", env=env) if isinstance(a, str) else a
+            expand(a, server=server, field=f"args[{i}]", env=env) if isinstance(a, str) else a
             for i, a in enumerate(out["args"])
         ]
     if isinstance(out.get("oauth"), dict):
         out["oauth"] = {
-            k: expand_vars(v, server=server, field=f"oauth.{k}", env=env)
-            if isinstance(v, str)
-            else v
+            k: expand(v, server=server, field=f"oauth.{k}", env=env) if isinstance(v, str) else v
             for k, v in out["oauth"].items()
         }
     for key in ("env", "headers"):
         if isinstance(out.get(key), dict):
             out[key] = {
-                k: expand_vars(v, server=server, field=f"{key}.{k}", env=env)
+                k: expand(v, server=server, field=f"{key}.{k}", env=env)
                 if isinstance(v, str)
                 else v
                 for k, v in out[key].items()
@@ -251,7 +275,10 @@ def parse_server(
             f"{where}: field 'type' is required with 'url' (\"http\" for streamable HTTP, "
             '"sse" for the old SSE transport).'
         )
-    expanded = _expand(raw, name, os.environ if env is None else env)
+    # An unset variable leaves the server listed, not started (Claude Code's way): one
+    # server's missing token does not hide the file's other servers.
+    missing: list[str] = []
+    expanded = _expand(raw, name, os.environ if env is None else env, missing)
     model: type[StdioEntry] | type[HttpEntry] = StdioEntry if kind == "stdio" else HttpEntry
     try:
         entry = model.model_validate(expanded)
@@ -261,7 +288,7 @@ def parse_server(
             loc = ".".join(str(p) for p in err["loc"]) or "(entry)"
             problems.append(f"field {loc!r}: {err['msg']}")
         raise McpConfigError(f"{where}: " + "; ".join(problems) + ".") from None
-    return McpServerConfig(name, entry, scope, source)
+    return McpServerConfig(name, entry, scope, source, problem=" ".join(missing))
 
 
 def _servers_of(
@@ -331,6 +358,8 @@ def project_trust_filter(trusted: bool | Callable[[Path], bool]) -> StartFilter:
     """
 
     def allow(server: McpServerConfig) -> str | None:
+        if server.problem:
+            return f"not started: {server.problem}"
         if not server.project_scoped:
             return None
         ok = trusted(server.source) if callable(trusted) else trusted

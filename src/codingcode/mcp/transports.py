@@ -103,6 +103,49 @@ class WatchedTransport:
         return await self._inner.__aexit__(exc_type, exc, tb)
 
 
+HEADERS_HELPER_TIMEOUT_S = 10.0
+
+
+def helper_headers(config: McpServerConfig, project: Path) -> dict[str, str]:
+    """Run a server's ``headersHelper`` (``sh -c`` in the project): its stdout must be a JSON
+    object of string values, the headers to send. A failure is one McpConfigError line."""
+    import json
+    import subprocess
+
+    assert isinstance(config.entry, HttpEntry) and config.entry.headersHelper
+    where = f"MCP server {config.name!r}: headersHelper"
+    try:
+        done = subprocess.run(
+            ["/bin/sh", "-c", config.entry.headersHelper],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=HEADERS_HELPER_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired:
+        raise McpConfigError(
+            f"{where} took longer than {HEADERS_HELPER_TIMEOUT_S:g}s; not connected."
+        ) from None
+    except OSError as exc:
+        raise McpConfigError(f"{where} could not start ({exc}); not connected.") from None
+    if done.returncode != 0:
+        detail = f": {done.stderr.strip()[:200]}" if done.stderr.strip() else ""
+        raise McpConfigError(f"{where} exited with {done.returncode}{detail}; not connected.")
+    try:
+        data = json.loads(done.stdout)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in data.items()
+    ):
+        raise McpConfigError(
+            f'{where} must print a JSON object of headers ({{"Authorization": "Bearer …"}}); '
+            "not connected."
+        )
+    return data
+
+
 def open_transport(
     config: McpServerConfig,
     project: Path,
@@ -138,6 +181,10 @@ def open_transport(
             on_noise=on_noise,
         )
     assert isinstance(entry, HttpEntry)
+    if entry.headersHelper:
+        entry = entry.model_copy(
+            update={"headers": {**entry.headers, **helper_headers(config, project)}}
+        )
     if entry.type == "sse":
         from mcp.client.sse import sse_client
 

@@ -192,11 +192,11 @@ def scrub_env(env: Mapping[str, str], keep: Sequence[str]) -> dict[str, str]:
 def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]:
     """What commands may read but never change inside the project.
 
-    ``.codingcode/`` (settings, hooks, agent profiles), Claude Code's ``.claude/`` when it
-    exists, ``.mcp.json``, and of git the hooks
+    ``.codingcode/`` (settings, hooks, agent profiles), Claude Code's ``.claude/``,
+    ``.mcp.json``, and of git the hooks
     and the config (a hook, ``core.fsmonitor`` or ``core.hooksPath`` would run code
     outside the sandbox later) — of the project's repository, of a worktree's or
-    submodule's gitdir, and of repositories nested up to two levels down. A missing ``.codingcode`` (or ``.git/hooks``) directory
+    submodule's gitdir, and of repositories nested up to two levels down. A missing ``.codingcode``, ``.claude`` (or ``.git/hooks``) directory
     is created empty first, so a command cannot create it either. A symlink in one of
     these places could be swapped by the command, so it is refused rather than followed.
     """
@@ -209,9 +209,14 @@ def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]
             agent_dir.mkdir()
     if agent_dir.exists():
         found.append(agent_dir)
-    # Claude Code's directory, read beside ours (settings, hooks, agents, commands, skills).
+    # Claude Code's directory, read beside ours (settings, hooks, agents, commands, skills):
+    # kept exactly as ``.codingcode/`` (created empty when missing, so a command cannot
+    # create it either).
     claude_dir = project / ".claude"
     _refuse_symlink(claude_dir, project)
+    if not claude_dir.exists() and create_missing:
+        with contextlib.suppress(OSError):
+            claude_dir.mkdir()
     if claude_dir.is_dir():
         found.append(claude_dir)
     mcp = project / ".mcp.json"

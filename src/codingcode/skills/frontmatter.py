@@ -37,9 +37,11 @@ def read_limited(path: Path, limit: int, what: str) -> bytes:
 
 
 def split_front_matter(
-    data: bytes, path: Path, what: str, *, required: bool
+    data: bytes, path: Path, what: str, *, required: bool, warnings: list[str] | None = None
 ) -> tuple[dict[str, Any], str]:
-    """(front matter, body) of a Markdown file; ``required``: a file without it is refused."""
+    """(front matter, body) of a Markdown file; ``required``: a file without it is refused.
+    With ``warnings``, front matter that is not valid YAML is read as empty (Claude Code's
+    way: the file still loads) and one line there says why."""
     import yaml
 
     try:
@@ -69,7 +71,11 @@ def split_front_matter(
         where = getattr(exc, "problem_mark", None)
         at = f" (line {where.line + 1})" if where is not None else ""
         problem = getattr(exc, "problem", None) or "not valid YAML"
-        raise SettingsError(f"{what} {path}: invalid YAML front matter{at}: {problem}.") from None
+        message = f"{what} {path}: invalid YAML front matter{at}: {problem}."
+        if warnings is not None:
+            warnings.append(f"{message} It is loaded without its front matter.")
+            return {}, parts[2].lstrip("\r\n")
+        raise SettingsError(message) from None
     except RecursionError:
         raise SettingsError(f"{what} {path}: the front matter is nested too deeply.") from None
     if meta is None:

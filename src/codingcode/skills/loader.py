@@ -63,6 +63,9 @@ class Skill:
     argument_hint: str = ""
     #: ``model``: the model for a prompt started with ``/name`` (None: the session's).
     model: str | None = None
+    #: The ``name`` as written when it is not a slug ("Hook Development"); ``name`` is then
+    #: its slug (``hook-development``), the ``/name`` to type.
+    display_name: str = ""
 
     @property
     def directory(self) -> Path:
@@ -107,10 +110,15 @@ def parse_skill(path: Path, scope: Scope, data: bytes) -> Skill:
     meta, body = split_front_matter(data, path, what, required=True)
     raw_name = meta.get("name", path.parent.name)
     name = str(raw_name).strip() if isinstance(raw_name, str | int) else ""
+    display = ""
     if not NAME.match(name):
-        raise SettingsError(
-            f"Skill {path}: `name` {raw_name!r} must be 1-64 letters, digits, '-' or '_'."
-        )
+        # A display name ("Hook Development"): kept, with a slug for `/name`.
+        slug = re.sub(r"[^a-z0-9_-]+", "-", name.lower()).strip("-_")[:64].rstrip("-_")
+        if not NAME.match(slug):
+            raise SettingsError(
+                f"Skill {path}: `name` {raw_name!r} must be 1-64 letters, digits, '-' or '_'."
+            )
+        display, name = name, slug
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
         raise SettingsError(
@@ -125,6 +133,8 @@ def parse_skill(path: Path, scope: Scope, data: bytes) -> Skill:
         raise SettingsError(f"Skill {path}: the instructions (after the front matter) are empty.")
     hint = meta.get("argument-hint")
     model = meta.get("model")
+    if isinstance(hint, list):  # `argument-hint: [file]` is a YAML list: shown as written
+        hint = " ".join(f"[{v}]" for v in hint)
     for key, value in (("argument-hint", hint), ("model", model)):
         if value is not None and not isinstance(value, str):
             raise SettingsError(f"Skill {path}: `{key}` must be a string.")
@@ -140,6 +150,7 @@ def parse_skill(path: Path, scope: Scope, data: bytes) -> Skill:
         user_invocable=flag(meta, "user-invocable", True, path),
         argument_hint=" ".join(hint.split()) if isinstance(hint, str) else "",
         model=None if model in ("", "inherit") else model,
+        display_name=display,
     )
 
 

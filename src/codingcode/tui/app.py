@@ -458,15 +458,24 @@ async def run_turn(
 
 
 def run_interactive(
-    *, project: Path, model: str | None, mode: str | None, resume: LoadedSession | None = None
+    *,
+    project: Path,
+    model: str | None,
+    mode: str | None,
+    resume: LoadedSession | None = None,
+    initial: str | None = None,
 ) -> int:
     import anyio
 
-    return anyio.run(_interactive, project, model, mode, resume)
+    return anyio.run(_interactive, project, model, mode, resume, initial)
 
 
 async def _interactive(
-    project: Path, model: str | None, mode: str | None, resume: LoadedSession | None = None
+    project: Path,
+    model: str | None,
+    mode: str | None,
+    resume: LoadedSession | None = None,
+    initial: str | None = None,
 ) -> int:
     from rich.console import Console
     from rich.markup import escape
@@ -506,7 +515,7 @@ async def _interactive(
 
         # MCP servers' questions (elicitation), progress and warnings, on this terminal.
         with install(TerminalInteraction(console, confirmer.lock, view.finish)):
-            return await _prompt_loop(console, view, session, project, confirmer)
+            return await _prompt_loop(console, view, session, project, confirmer, initial)
 
 
 def untrusted_grants(workspace: Workspace) -> bool:
@@ -566,6 +575,7 @@ async def _prompt_loop(
     session: AgentSession,
     project: Path,
     confirmer: TerminalConfirmerApp,
+    initial: str | None = None,
 ) -> int:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
@@ -638,8 +648,14 @@ async def _prompt_loop(
             try:
                 if confirmer.keys is not None:
                     confirmer.keys.release()  # what was typed during the turn, as if typed here
-                # Notification hooks fire when the user leaves the app waiting (issue 17).
-                text = (await wait_for_user(session, lambda: prompt.prompt_async(message))).strip()
+                if initial is not None:  # `codingcode "PROMPT"`: as if typed first
+                    text, initial = initial.strip(), None
+                    console.print(f"> {text}", markup=False, highlight=False)
+                else:
+                    # Notification hooks fire when the user leaves the app waiting.
+                    text = (
+                        await wait_for_user(session, lambda: prompt.prompt_async(message))
+                    ).strip()
             except KeyboardInterrupt:
                 if armed:
                     break
@@ -687,8 +703,10 @@ def start_app(
     *,
     continue_: bool = False,
     resume: str | None = None,
+    initial: str | None = None,
 ) -> None:
-    """Bare ``codingcode``: the interactive app (called from the root callback)."""
+    """Bare ``codingcode``: the interactive app (called from the root callback);
+    ``initial``: the first prompt (``codingcode "PROMPT"``)."""
     from codingcode.cli.agent_commands import load_for_run
     from codingcode.cli.exits import fail
 
@@ -700,4 +718,6 @@ def start_app(
             'the interactive app needs a terminal; for scripts use `codingcode run "PROMPT"` '
             "(see `codingcode --help`)."
         )
-    raise typer.Exit(run_interactive(project=root, model=model, mode=checked, resume=loaded))
+    raise typer.Exit(
+        run_interactive(project=root, model=model, mode=checked, resume=loaded, initial=initial)
+    )

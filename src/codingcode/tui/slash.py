@@ -44,6 +44,7 @@ COMMANDS: dict[str, str] = {
     "/hooks": "the hooks of the settings, with their source files",
     "/skills": "the skills, with their descriptions and where they come from",
     "/agents": "the sub-agents, their tools and where they come from (and files skipped)",
+    "/config": "the settings files read (codingcode's and Claude Code's) and what each gave",
     "/diff": "what this session changed in the project",
     "/rewind": "/rewind [N|ID] [files|conversation|both] [force] — list this session's "
     "prompts (also Esc Esc), or go back N prompts (to before the Nth latest)",
@@ -139,8 +140,13 @@ class SlashHandler:
             names = [*COMMANDS, *(f"/{c.name}" for c in self.custom.list())]
             close = difflib.get_close_matches(name, names, n=1)
             hint = f" Did you mean {close[0]}?" if close else ""
+            from codingcode.custom_commands.invoke import names_file_of
+
+            why = [n for n in self.custom.notes if names_file_of(n, name[1:])]
+            if why:  # its file did not load: say why
+                hint += f" ({'; '.join(why)})"
             self.console.print(
-                f"[yellow]Unknown command {escape(name)}.[/]{hint} /help lists them "
+                f"[yellow]Unknown command {escape(name)}.[/]{escape(hint)} /help lists them "
                 "(nothing was sent to the model)."
             )
             return Result()
@@ -188,6 +194,12 @@ class SlashHandler:
                 hint = f" {c.argument_hint}" if c.argument_hint else ""
                 lines.append(f"  /{c.name}{hint} — {c.description} ({c.source})")
             self.console.print("\n".join(lines), highlight=False, markup=False)
+        if self.custom.notes:  # the files that did not load (or loaded with a warning)
+            self.console.print(
+                "\n".join(["Command files:", *(f"  {n}" for n in self.custom.notes)]),
+                highlight=False,
+                markup=False,
+            )
         prompts = await self._mcp_prompts()
         if prompts:
             self.console.print(
@@ -383,6 +395,12 @@ class SlashHandler:
             highlight=False,
             markup=False,
         )
+
+    def cmd_config(self, arg: str) -> None:
+        from codingcode.cli.config_commands import config_report
+
+        text = config_report(self.session.workspace.settings)
+        self.console.print(text, highlight=False, markup=False)
 
     def cmd_agents(self, arg: str) -> None:
         from codingcode.agent.profiles import SKIPPED

@@ -6,10 +6,11 @@ Order (documented in docs/agent.md, "What the model is told"):
 2. the environment: today's date, OS, shell, project root, git branch and whether the tree
    is dirty, the permission mode and what it means, the sandbox backend and whether commands
    reach the network, and how a cut tool output is read in full;
-3. project instructions: the user's own ``AGENTS.md`` (else ``CLAUDE.md``) in the config
-   dir, then from the repository root down to the project root, in each directory
-   ``AGENTS.md`` or, where there is none, ``CLAUDE.md``. Later (more specific) files come
-   last and win where they disagree;
+3. project instructions: the user's own ``~/.claude/CLAUDE.md`` and ``AGENTS.md`` and
+   ``CLAUDE.md`` in the config dir, then from the repository root down to the project root,
+   in each directory ``AGENTS.md``, ``CLAUDE.md`` and ``CLAUDE.local.md`` — each file once,
+   also when one imports another. Later (more specific) files come last and win where they
+   disagree;
 4. text appended by the ``appendSystemPrompt`` setting, then by ``--append-system-prompt``.
 
 ``@path`` imports inside an instruction file are followed: relative to the importing file,
@@ -30,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")
+#: In a project directory, also Claude Code's personal (git-ignored) instructions.
+PROJECT_INSTRUCTION_NAMES = (*INSTRUCTION_NAMES, "CLAUDE.local.md")
 MAX_IMPORT_DEPTH = 4
 #: One instruction file is cut after this many characters; all of them after the total.
 MAX_FILE_CHARS = 64_000
@@ -179,12 +182,10 @@ def repository_root(project: Path) -> Path:
     return project
 
 
-def _pick(directory: Path) -> Path | None:
-    for name in INSTRUCTION_NAMES:
-        p = directory / name
-        if p.is_file():
-            return p
-    return None
+def _pick(directory: Path, names: tuple[str, ...] = INSTRUCTION_NAMES) -> list[Path]:
+    """Every instruction file of ``directory``, in order (``AGENTS.md``, ``CLAUDE.md``,
+    ``CLAUDE.local.md``): each is read once, also when one imports another."""
+    return [directory / name for name in names if (directory / name).is_file()]
 
 
 _CODE_FENCE = re.compile(r"^\s*(```|~~~)")
@@ -232,19 +233,21 @@ def load_instructions(
     repo = repository_root(project)
     chain = [d for d in (project, *project.parents) if d == repo or repo in d.parents]
     chain.reverse()  # repository root first, the project last
-    found: list[tuple[Path, str]] = []
-    user_file = _pick(user_dir) if user_dir.is_dir() else None
-    if user_file is not None:
-        found.append((user_file, "user"))
+    from codingcode.dirs import claude_config_dir
+
+    found: list[tuple[Path, str, Path]] = []
+    claude_dir = claude_config_dir()
+    for directory in (claude_dir, user_dir):  # Claude Code's own user file, then ours
+        if directory.is_dir():
+            names = ("CLAUDE.md",) if directory == claude_dir else INSTRUCTION_NAMES
+            found += [(f, "user", directory) for f in _pick(directory, names)]
     for d in chain:
-        f = _pick(d)
-        if f is not None:
-            found.append((f, "project"))
+        found += [(f, "project", repo) for f in _pick(d, PROJECT_INSTRUCTION_NAMES)]
     budget = [MAX_TOTAL_CHARS]
     seen: set[Path] = set()
     out: list[Instruction] = []
-    for path, scope in found:
-        roots = [user_dir.resolve(), project] if scope == "user" else [repo]
+    for path, scope, base in found:
+        roots = [base.resolve(), project] if scope == "user" else [repo]
         item = _load_one(path, scope, roots, check, seen, budget, depth=0)
         if item is not None:
             out.append(item)
