@@ -5,7 +5,9 @@
 - an incremental checkpoint with one file changed (target <= 50 ms, median), by a session's
   store (which learns what changed from inotify) and by a one-off store that stat()s everything;
 - restoring one turn that changed 20 files (target <= 1 s);
-- the agent loop's overhead per mutating call: checkpoint before + after-state, median.
+- the agent loop's overhead per mutating call: checkpoint before + after-state, median;
+- a read-only call (``ls``, ``git status``): the read-only analysis it costs instead of the
+  checkpoint it no longer takes (ratio).
 """
 
 from __future__ import annotations
@@ -107,6 +109,21 @@ def main() -> None:
         loop.append(timed(call))
     print(f"agent-loop overhead per mutating call (before + after): median "
           f"{statistics.median(loop) * 1000:.1f} ms")  # fmt: skip
+
+    # A call that cannot change the project takes no checkpoint: the read-only analysis it
+    # costs instead, against the before + after checkpoint it saves.
+    from codingcode.approval.readonly import builtin_programs, classify
+
+    programs = builtin_programs()
+    lines = ["ls pkg00", "git status --short", "grep -rn needle pkg01 | head -5", "cat pkg02/x"]
+    check = []
+    for i in range(RUNS):
+        line = lines[i % len(lines)]
+        check.append(timed(lambda line=line: classify(line, str(project), project, programs)))
+    c = statistics.median(check) * 1000
+    saved = statistics.median(loop) * 1000
+    print(f"a read-only call: the read-only check costs median {c:.2f} ms instead of the "
+          f"{saved:.1f} ms checkpoint (before + after) it skips: {c / saved:.3f}x")  # fmt: skip
 
     point = store.checkpoint(session="t", turn=1, tool="execute_command", summary="gen")
     for i in range(20):

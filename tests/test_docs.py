@@ -167,3 +167,17 @@ def test_every_benchmark_is_described() -> None:
     described = set(re.findall(r"^\| `(bench_\w+\.py)` \|", table, re.M))
     scripts = {p.name for p in (ROOT / "bench").glob("bench_*.py")}
     assert scripts <= described, f"not in docs/benchmarks.md: {sorted(scripts - described)}"
+
+
+def test_hook_events_table() -> None:
+    """docs/hooks.md's table of events names every event codingcode raises."""
+    from tests.test_docs_configuration import find_class
+
+    module = find_class("HooksSettings").__module__
+    import importlib
+
+    events = set(importlib.import_module(module).EVENTS)
+    text = (DOCS / "hooks.md").read_text()
+    table = text[text.index("| event | fires |") :].split("\n\n", 1)[0]
+    documented = set(re.findall(r"`(\w+)`", "\n".join(r.split("|")[1] for r in table.splitlines())))
+    assert documented == events

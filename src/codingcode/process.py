@@ -245,12 +245,14 @@ async def run_command(
     output_cap: int = OUTPUT_CAP_BYTES,
     capabilities: CapabilitySet | None = None,
     output_files: tuple[Path, Path] | None = None,
+    on_output: Callable[[bytes], None] | None = None,
 ) -> CommandResult:
     """Run ``argv`` to completion, timeout or cancellation; never leave a process behind.
 
     ``capabilities``: what this call's approval granted; a launcher that accepts them (the
     sandbox) builds the call's view from them, any other ignores them. ``output_files``:
-    where stdout and stderr are saved whole when longer than ``output_cap``.
+    where stdout and stderr are saved whole when longer than ``output_cap``. ``on_output``
+    sees every chunk of either stream as it arrives (once with ``b""`` when it starts).
     """
     plan = plan_launch(
         launcher, argv, cwd=cwd, env=dict(os.environ if env is None else env),
@@ -281,8 +283,10 @@ async def run_command(
         async with anyio.create_task_group() as pumps:
             assert proc.stdout is not None and proc.stderr is not None
             drained = [anyio.Event(), anyio.Event()]
-            pumps.start_soon(_pump, proc.stdout, out, drained[0])
-            pumps.start_soon(_pump, proc.stderr, err, drained[1])
+            if on_output is not None:
+                on_output(b"")
+            pumps.start_soon(_pump, proc.stdout, out, drained[0], on_output)
+            pumps.start_soon(_pump, proc.stderr, err, drained[1], on_output)
             try:
                 timed_out, cancelled = await _wait(proc, timeout_s, cancel)
             finally:
@@ -338,10 +342,17 @@ async def _wait(
     return deadline.cancelled_caught, cancelled
 
 
-async def _pump(stream: ByteReceiveStream, sink: CappedBuffer, drained: anyio.Event) -> None:
+async def _pump(
+    stream: ByteReceiveStream,
+    sink: CappedBuffer,
+    drained: anyio.Event,
+    on_output: Callable[[bytes], None] | None = None,
+) -> None:
     with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
         async for chunk in stream:
             sink.feed(chunk)
+            if on_output is not None:
+                on_output(chunk)
     drained.set()
 
 

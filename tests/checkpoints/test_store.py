@@ -330,3 +330,28 @@ def test_the_first_checkpoint_packs_its_blobs_and_diffs_still_show_text(
     (project / "m7.py").write_text("value = 'seven'\n")
     text = store.diff_text(first.id)
     assert "-value = 7" in text and "+value = 'seven'" in text
+
+
+def test_a_turn_groups_its_calls_and_its_sub_agents() -> None:
+    from codingcode.checkpoints.store import Checkpoint, group_turns
+
+    def point(cid: str, session: str, turn: int, kind: str = "before") -> Checkpoint:
+        return Checkpoint(cid, cid * 4, "t" + cid, 0.0, session, turn, kind)
+
+    turns = group_turns(
+        [
+            point("a", "s1", 1),
+            point("b", "s1/explore-1", 1),  # a sub-agent's call: the parent's prompt
+            point("c", "s1", 1),
+            point("d", "s1", 2),
+            point("e", "restore", 0, "pre-restore"),
+            point("f", "s2", 1),
+        ]
+    )
+    assert [(t.session, t.turn, [p.id for p in t.points]) for t in turns] == [
+        ("s1", 1, ["a", "b", "c"]),
+        ("s1", 2, ["d"]),
+        ("restore", 0, ["e"]),
+        ("s2", 1, ["f"]),
+    ]
+    assert turns[0].first.id == "a" and turns[0].to_json()["checkpoints"] == ["a", "b", "c"]

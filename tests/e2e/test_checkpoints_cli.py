@@ -61,7 +61,10 @@ def test_restore_undoes_an_edit_and_what_a_command_did(
     assert len(logs) == 1
     records = [json.loads(line) for line in logs[0].read_text().splitlines()]
     linked = {r["checkpoint"] for r in records if r.get("type") == "checkpoint"}
-    assert linked and linked <= {p["id"] for p in points}
+    # one entry per prompt; the per-call points (--calls) are the ones the calls link to
+    per_call = run(["checkpoints", "list", "--calls", "--json"], project, env)
+    assert per_call.returncode == 0, per_call.stderr
+    assert linked and linked <= {p["id"] for p in json.loads(per_call.stdout)}
     call_ids = {r["call_id"] for r in records if r.get("type") == "checkpoint"}
     assert len(call_ids) == 2  # the edit and the command
 

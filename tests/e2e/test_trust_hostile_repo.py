@@ -179,8 +179,7 @@ def test_trust_enables_the_grants_until_a_file_changes(
     assert "hook command" in r.stdout and "MCP server 'evil'" in r.stdout
     r = cli(["tool", "execute_command", touch_call(outside, "cmd-ran")], clone, env)
     assert r.returncode == 0, r.stderr  # allowed by the project's rule, and unsandboxed
-    # The trusted hook runs for every call it matches, as Claude Code runs PreToolUse: also
-    # for the one the allow rule passes.
+    # PreToolUse runs for every call it matches, an allowed one too (as Claude Code runs it)
     assert markers(outside) == ["cmd-ran", "hook-ran"]
     (outside / "hook-ran").unlink()
     r = cli(["tool", "execute_command", '{"command": "ls"}'], clone, env)
@@ -210,4 +209,4 @@ def test_trust_enables_the_grants_until_a_file_changes(
     assert "CHANGED since you trusted it" in cli(["trust", "--show"], clone, env).stdout
     cli(["trust"], clone, env)
     cli(["tool", "execute_command", touch_call(outside, "cmd-ran")], clone, env)
-    assert markers(outside) == ["cmd-ran", "hook-ran"]  # trusted again: rule and hook apply
+    assert markers(outside) == ["cmd-ran", "hook-ran"]  # the rule and the hook apply again

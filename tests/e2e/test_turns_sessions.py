@@ -137,3 +137,64 @@ def test_continue_skips_empty_and_failed_runs_are_marked(
         {"type": "resumed", "session_id": rows[1]["id"], "first_prompt": "remember 7", "turns": 1}
     ]
     assert user_texts(fake.bodies()[-1]) == ["remember 7", "and now?"]
+
+
+def test_audit_shows_this_project_by_default(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    env = env_for(fake, "openai", tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    for where in (project, other):
+        fake.script = [
+            Step(tool_calls=[("write_file", {"path": "a.txt", "content": where.name})]),
+            Step(text="ok"),
+        ]
+        assert run(["run", "write", "--mode", "bypass"], where, env).returncode == 0
+    mine = run(["audit", "--calls", "--json"], project, env)
+    assert mine.returncode == 0, mine.stderr
+    rows = [json.loads(line) for line in mine.stdout.splitlines()]
+    assert rows and {r["project"] for r in rows} == {str(project.resolve())}
+    assert f"Project: {project.resolve()}" in run(["audit", "--calls"], project, env).stderr
+    every = run(["audit", "--calls", "--all-projects"], project, env)
+    assert str(other.resolve()) in every.stdout and str(project.resolve()) in every.stdout
+    theirs = run(["audit", "--calls", "--json", "-p", str(other)], project, env)
+    assert {json.loads(line)["project"] for line in theirs.stdout.splitlines()} == {
+        str(other.resolve())
+    }
+
+
+def test_bad_input_is_one_line_and_the_rest_works(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    from codingcode.checkpoints.store import project_key
+
+    env = env_for(fake, "openai", tmp_path)
+    fake.script = [Step(text="first answer")]
+    assert run(["run", "first"], project, env).returncode == 0
+    # A session file cut mid-line (a crash while writing): a note, and it goes on.
+    (log,) = Path(env["CODINGCODE_STATE_DIR"]).glob("projects/*/*/session.jsonl")
+    with log.open("ab") as f:
+        f.write(b'{"type":"message","message":{"role":"assi')
+    fake.script = [Step(text="second answer")]
+    cut = run(["run", "--continue", "second"], project, env)
+    assert cut.returncode == 0, cut.stderr
+    assert "was cut" in cut.stderr and "Traceback" not in cut.stderr
+    assert user_texts(fake.bodies()[-1]) == ["first", "second"]
+
+    # A checkpoint store of a newer version: one line from the CLI; the agent goes on.
+    store = Path(env["CODINGCODE_STATE_DIR"]) / "checkpoints" / project_key(project)
+    store.mkdir(parents=True, exist_ok=True)
+    (store / "log.jsonl").write_text('{"type": "store", "version": 99}\n')
+    listed = run(["checkpoints", "list"], project, env)
+    assert listed.returncode != 0
+    assert listed.stderr.strip().count("\n") == 0 and "newer codingcode" in listed.stderr
+    fake.script = [
+        Step(tool_calls=[("write_file", {"path": "b.txt", "content": "b\n"})]),
+        Step(text="wrote"),
+    ]
+    wrote = run(["run", "write b", "--mode", "bypass"], project, env)
+    assert wrote.returncode == 0, wrote.stderr
+    assert (project / "b.txt").read_text() == "b\n"
+    assert wrote.stderr.count("checkpoints are off for this session") == 1
+    assert "newer codingcode" in wrote.stderr

@@ -44,6 +44,7 @@ from codingcode.agent.transcript import (
     ToolCallFinished,
     ToolCallStarted,
     ToolDecision,
+    ToolProgress,
     ToolResult,
     TurnComplete,
     Usage,
@@ -82,6 +83,8 @@ SUB_AGENT_MAX_TURNS = 30
 MAX_DEPTH = 2
 #: After Ctrl-C, how long running calls get to stop on their signal before being cancelled.
 CANCEL_GRACE_S = 3.0
+#: A running command's progress goes to the front end at most this often.
+PROGRESS_EVERY_S = 0.25
 #: How many times one request is compacted and retried when the endpoint says it is too long.
 OVERFLOW_RETRIES = 2
 #: Without a window named in the refusal, the window is taken as this share of what was sent.
@@ -164,6 +167,8 @@ class AgentSession:
         self.turn = 0
         #: (turn, history length before its prompt) of each prompt still in the conversation.
         self.prompt_marks: list[tuple[int, int]] = []
+        #: The session that dispatched this one (a sub-agent's), else None.
+        self.parent: AgentSession | None = None
         self._children = 0
         self._signal: CancelSignal | None = None
         self._owned_providers: list[ModelProvider] = []
@@ -597,12 +602,13 @@ class AgentSession:
             ctx = self.runner.context(
                 signal=signal,
                 state=self.state,
-                turn_id=self.turn,
+                turn_id=self.user_turn(),
                 # What the model sees of a result is decided once (see _fit_output): a tool
                 # that cuts its own output to this budget saves the whole of it here.
                 output_dir=self.spill_dir,
                 call_id=call.id,
                 output_budget=self.settings.tool_output_limit,
+                on_output=self._progress(call),
             )
 
             def decided(decision: Decision) -> None:
@@ -628,6 +634,35 @@ class AgentSession:
         self.sink(ToolCallFinished(self.session_id, call, result))
         if call.name == "todo_write" and not result.is_error:
             self.sink(TodosChanged(self.session_id, list(self.state.todos)))
+
+    def user_turn(self) -> int:
+        """The turn (the user's prompt) a call of this session belongs to: a sub-agent's
+        calls belong to the prompt of the session that dispatched it."""
+        top: AgentSession = self
+        while top.parent is not None:
+            top = top.parent
+        return top.turn
+
+    def _progress(self, call: ToolCall) -> Callable[[bytes], None]:
+        """What a running command's output becomes: ToolProgress events with its last lines,
+        at most every PROGRESS_EVERY_S (the front end shows them with the elapsed time)."""
+        started = time.monotonic()
+        tail = bytearray()
+        sent = [0.0]
+
+        def seen(data: bytes) -> None:
+            tail.extend(data)
+            if len(tail) > 4096:
+                del tail[: len(tail) - 4096]
+            now = time.monotonic()
+            if data and now - sent[0] < PROGRESS_EVERY_S:
+                return
+            sent[0] = now
+            text = tail.decode("utf-8", errors="replace")
+            lines = [line for line in text.splitlines() if line.strip()][-3:]
+            self.sink(ToolProgress(self.session_id, call, started, lines))
+
+        return seen
 
     def _decided(self, call: ToolCall, decision: Decision) -> None:
         event = ToolDecision(
@@ -711,6 +746,7 @@ class AgentSession:
         # A sub-agent's tokens count in the session's totals (and its cost), and what the
         # user granted "for this session" holds for it too (both ways: one session).
         child.usage = self.usage
+        child.parent = self  # its calls are filed under the user's prompt that led to them
         if child.runner.pipeline is not None and self.runner.pipeline is not None:
             child.runner.pipeline.session_grants = self.runner.pipeline.session_grants
         return child

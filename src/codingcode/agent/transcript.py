@@ -217,8 +217,20 @@ class ModelRetry:
         )
 
 
+@dataclass
+class ToolProgress:
+    """A running call's progress: when it started (monotonic) and its last output lines
+    (sent when it starts and then at most a few times a second while output arrives)."""
+
+    session_id: str
+    call: ToolCall
+    started: float
+    last_lines: list[str]
+
+
 AgentEvent = (
     ModelRequestStarted
+    | ToolProgress
     | ModelRetry
     | ToolDecision
     | UsageReported

@@ -50,6 +50,9 @@ MAX_WATCHED_CHANGES = 256
 #: or by another machine on a network filesystem: a full scan at least this often does.
 RESCAN_AFTER_S = 60.0
 ZERO = "0" * 40
+#: The log's format: its first record says which (a log without one is of version 1, read
+#: the same way). A newer version's store is refused with one line, never misread.
+STORE_VERSION = 2
 #: codingcode's own files in a project (what approvals and ``rules add`` write, and the
 #: ``.gitignore`` that keeps the personal settings out of git; Claude Code's personal
 #: settings too): they are not the agent's changes, so no checkpoint holds them and no
@@ -138,15 +141,22 @@ class Turn:
         }
 
 
+def root_session(session: str) -> str:
+    """The user's session a (sub-agent's) session id belongs to."""
+    return session.split("/", 1)[0]
+
+
 def group_turns(points: Iterable[Checkpoint]) -> list[Turn]:
     """Checkpoints grouped by prompt (session and turn), in the order the prompts began; a
     pre-restore point is an entry of its own."""
     turns: dict[tuple[str, int, str], Turn] = {}
     for point in points:
-        key = (point.session, point.turn, point.id if point.kind != "before" else "")
+        # A sub-agent's calls (session "parent/agent-1") belong to the parent's prompt.
+        root = root_session(point.session)
+        key = (root, point.turn, point.id if point.kind != "before" else "")
         found = turns.get(key)
         if found is None:
-            turns[key] = Turn(point.session, point.turn, [point])
+            turns[key] = Turn(root, point.turn, [point])
         else:
             found.points.append(point)
     return list(turns.values())
@@ -219,6 +229,8 @@ class CheckpointStore:
         self.max_files = max_files
         #: Lines of the log that could not be read (reported once by the front end).
         self.corrupt_lines = 0
+        #: The log's format (1 until a store record says otherwise).
+        self.version = 1
         self._found: dict[str, Checkpoint] = {}
         self._offset = 0
         self._tree_cache: tuple[tuple[int, ...], str] | None = None
@@ -294,6 +306,8 @@ class CheckpointStore:
     # -- the log ------------------------------------------------------------------------
     def _append(self, *records: dict[str, Any]) -> None:
         """Append records to the log in one write, synced (a crash loses none of them)."""
+        if not self.log_path.exists():
+            records = ({"type": "store", "version": STORE_VERSION}, *records)
         line = "".join(json.dumps(record, ensure_ascii=True) + "\n" for record in records)
         try:
             fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -316,6 +330,7 @@ class CheckpointStore:
             with open(self.log_path, "rb") as f:
                 if f.seek(0, os.SEEK_END) < self._offset:
                     self._found, self._offset, self.corrupt_lines = {}, 0, 0  # replaced
+                    self.version = 1
                 f.seek(self._offset)
                 raw = f.read()
         except FileNotFoundError:
@@ -327,6 +342,12 @@ class CheckpointStore:
         for line in raw[:end].splitlines():
             if line.strip():
                 self._apply(line)
+        if self.version > STORE_VERSION:
+            raise CheckpointError(
+                f"the checkpoint store in {self.dir} was written by a newer codingcode (format "
+                f"{self.version}; this one reads up to {STORE_VERSION}); upgrade codingcode, or "
+                "move that directory aside to start a new store."
+            )
         return list(self._found.values())
 
     def _apply(self, line: bytes) -> None:
@@ -334,7 +355,9 @@ class CheckpointStore:
         try:
             rec = json.loads(line)
             kind = rec["type"]
-            if kind == "checkpoint":
+            if kind == "store":
+                self.version = int(rec["version"])
+            elif kind == "checkpoint":
                 found[rec["id"]] = Checkpoint(
                     id=rec["id"],
                     commit=rec["commit"],
@@ -387,7 +410,8 @@ class CheckpointStore:
         if not points:
             raise UnknownCheckpointError("this project has no checkpoints yet.")
         last = points[-1]
-        return next(c for c in points if c.session == last.session and c.turn == last.turn)
+        root = root_session(last.session)
+        return next(c for c in points if root_session(c.session) == root and c.turn == last.turn)
 
     # -- snapshots ----------------------------------------------------------------------
     def _hash_big(self, path: Path, st: os.stat_result) -> BigFile:

@@ -366,9 +366,15 @@ def register(app: typer.Typer) -> None:
         call: Annotated[
             str | None, typer.Option("--call", help="With --network: only this call's id.")
         ] = None,
+        project: ProjectOption = None,
+        all_projects: Annotated[
+            bool,
+            typer.Option("--all-projects", help="Every project's records (each names its own)."),
+        ] = False,
     ) -> None:
-        """The approval audit log: one record per layer decision (or per call, or per network
-        connection), newest last."""
+        """The approval audit log of this project (-p for another, --all-projects for every
+        one): one record per layer decision (or per call, or per network connection), newest
+        last."""
         import datetime
 
         from codingcode.cli.exits import fail
@@ -394,23 +400,36 @@ def register(app: typer.Typer) -> None:
                 as_json,
             )
             return
+        # The records are filed under the project's resolved root (the runner's).
+        where = None if all_projects else str(project_dir(project).resolve())
+
+        def header(found: bool) -> None:
+            if where is not None and found and not as_json:
+                typer.echo(f"Project: {where} (--all-projects for every one)", err=True)
+
         if calls:
             if decision is not None:
                 fail("--decision filters the layer records; with --calls use --outcome.")
-            _print_calls(log.query_calls(outcome=outcome, tool=tool, limit=limit), as_json)
+            found = log.query_calls(outcome=outcome, tool=tool, limit=limit, project=where)
+            header(bool(found))
+            _print_calls(found, as_json, with_project=where is None)
             return
-        records = log.query(decision=decision, tool=tool, limit=limit)
+        records = log.query(decision=decision, tool=tool, limit=limit, project=where)
+        header(bool(records))
         for r in records:
             if as_json:
                 typer.echo(json.dumps(r.to_json(), ensure_ascii=False))
                 continue
             when = datetime.datetime.fromtimestamp(r.time).strftime("%Y-%m-%d %H:%M:%S")
             rule = f" [{r.rule}]" if r.rule else ""
+            named = f"{r.project}  " if where is None else ""
             typer.echo(
-                f"{when}  {r.session}#{r.turn}  {r.tool:16} {r.layer:18} {r.decision:8} {r.reason}{rule}"
+                f"{when}  {named}{r.session}#{r.turn}  {r.tool:16} {r.layer:18} {r.decision:8} "
+                f"{r.reason}{rule}"
             )
         if not records and not as_json:
-            typer.echo("no audit records", err=True)
+            scope = f" for {where} (--all-projects for every one)" if where else ""
+            typer.echo(f"no audit records{scope}", err=True)
 
 
 def _writable_trust() -> TrustStore:
@@ -424,7 +443,7 @@ def _writable_trust() -> TrustStore:
     return store
 
 
-def _print_calls(records: list[Any], as_json: bool) -> None:
+def _print_calls(records: list[Any], as_json: bool, *, with_project: bool = False) -> None:
     import datetime
 
     for r in records:
@@ -443,8 +462,9 @@ def _print_calls(records: list[Any], as_json: bool) -> None:
             facts.append(f"{r.result_bytes} bytes")
         by = f"{r.decision} by {r.layer}" + (f" [{r.rule}]" if r.rule else "")
         detail = f": {r.detail}" if r.detail else ""
+        named = f"{r.project}  " if with_project else ""
         typer.echo(
-            f"{when}  {r.session}#{r.turn}  {r.tool:16} {r.outcome:9} {by}"
+            f"{when}  {named}{r.session}#{r.turn}  {r.tool:16} {r.outcome:9} {by}"
             f"{'  (' + ', '.join(facts) + ')' if facts else ''}{detail}"
         )
     if not records and not as_json:

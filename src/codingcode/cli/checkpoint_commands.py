@@ -65,7 +65,9 @@ def list_command(
     store = _store(project_dir(project))
     points = store.checkpoints()
     if session is not None:
-        points = [p for p in points if p.session == session]
+        from codingcode.checkpoints.store import root_session
+
+        points = [p for p in points if root_session(p.session) == session]
     rows = []
     if calls:
         for point in points[-limit:]:

@@ -76,10 +76,11 @@ class HeadlessReporter:
             SubAgentStarted,
             ToolCallFinished,
             ToolCallStarted,
+            ToolProgress,
             event_to_json,
         )
 
-        if isinstance(event, AgentTextDelta | ModelRequestStarted):
+        if isinstance(event, AgentTextDelta | ModelRequestStarted | ToolProgress):
             return
         if self.output_format == "json":
             self.events.append(event_to_json(event))

@@ -525,13 +525,22 @@ class AuditLog:
         return list(reversed(rows))
 
     def query(
-        self, *, decision: str | None = None, tool: str | None = None, limit: int = 50
+        self,
+        *,
+        decision: str | None = None,
+        tool: str | None = None,
+        limit: int = 50,
+        project: str | None = None,
     ) -> list[AuditRecord]:
         columns = [
             "id", "time", "session", "turn", "tool", "args", "layer", "decision", "reason",
             "rule", "project", "call_id", "answer", "grant_rule",
         ]  # fmt: skip
-        filters = [("decision = ?", decision or None), ("tool GLOB ?", tool or None)]
+        filters = [
+            ("decision = ?", decision or None),
+            ("tool GLOB ?", tool or None),
+            ("project = ?", project or None),
+        ]
         rows = self._select("approval_audit", columns, filters, limit)
         return [
             AuditRecord(
@@ -543,14 +552,23 @@ class AuditLog:
         ]  # fmt: skip
 
     def query_calls(
-        self, *, outcome: str | None = None, tool: str | None = None, limit: int = 50
+        self,
+        *,
+        outcome: str | None = None,
+        tool: str | None = None,
+        limit: int = 50,
+        project: str | None = None,
     ) -> list[CallRecord]:
         """One record per call: the final decision and the outcome, newest last."""
         columns = [
             "id", "call_id", "time", "session", "turn", "tool", "project", "decision", "layer",
             "rule", "outcome", "error_kind", "exit_code", "duration_ms", "result_bytes", "detail",
         ]  # fmt: skip
-        filters = [("outcome = ?", outcome or None), ("tool GLOB ?", tool or None)]
+        filters = [
+            ("outcome = ?", outcome or None),
+            ("tool GLOB ?", tool or None),
+            ("project = ?", project or None),
+        ]
         return [CallRecord(*r) for r in self._select("call_outcome", columns, filters, limit)]
 
     def close(self) -> None:

@@ -73,6 +73,9 @@ class ToolExecCtx:
     #: The characters of a result the model sees (the session's ``toolOutputLimit``): a
     #: tool that cuts its own output to this budget is not cut again.
     output_budget: int | None = None
+    #: Sees a running command's output as it arrives (``b""`` once when it starts): the
+    #: front end shows the call's progress. None: no one watches.
+    on_output: Callable[[bytes], None] | None = None
 
     def __post_init__(self) -> None:
         self.project_path = Path(self.project_path).resolve()

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from codingcode.agent.session import AgentSession, Outcome
     from codingcode.agent.sessions.store import LoadedSession
-    from codingcode.agent.transcript import AgentEvent, ToolCall
+    from codingcode.agent.transcript import AgentEvent, ToolCall, ToolProgress
     from codingcode.approval.confirm import ConfirmRequest, Reply
     from codingcode.workspace import Workspace
 
@@ -53,8 +53,31 @@ class TerminalView:
         self.declared: Lookup = builtin_declaration
         #: Calls (tool and arguments) whose diff a question already showed: not shown again.
         self.asked: set[str] = set()
+        #: Commands running now (call id → their progress), shown live under the output.
+        self.running: dict[str, ToolProgress] = {}
+        self.progress: Live | None = None
+
+    def _stop_progress(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+    def _show_progress(self) -> None:
+        if not self.running:
+            self._stop_progress()
+            return
+        if self.progress is None:
+            from rich.live import Live
+
+            self._stop_live()
+            self.progress = Live(
+                RunningView(self.running), console=self.console, refresh_per_second=4,
+                transient=True,
+            )  # fmt: skip
+            self.progress.start()
 
     def _stop_live(self) -> None:
+        self._stop_progress()
         self._stop_waiting()
         if self.live is not None:
             self.live.stop()
@@ -90,10 +113,20 @@ class TerminalView:
             TodosChanged,
             ToolCallFinished,
             ToolCallStarted,
+            ToolProgress,
         )
 
         depth = depth_of(event.session_id, self.root)
         indent = "  " * depth
+        if isinstance(event, ToolProgress):
+            # A running command: its elapsed time and last lines, live, until it ends.
+            self.running[event.call.id] = event
+            self._show_progress()
+            return
+        if isinstance(event, ToolCallFinished) and event.call.id in self.running:
+            del self.running[event.call.id]
+            if not self.running:
+                self._stop_progress()
         if isinstance(event, ModelRetry):
             # Every retry is shown while it waits (a dead endpoint is not "thinking").
             self.console.print(f"{indent}[yellow]… {escape(event.line())}[/]")
@@ -161,15 +194,15 @@ class TerminalView:
         before = self.before.pop(call.id)
         assert isinstance(call.arguments, dict)
         key = call_key(call.name, call.arguments)
-        if key in self.asked:
-            self.asked.discard(key)  # the question showed this diff: once is enough
-            return
+        shown = key in self.asked  # the question showed this diff: once is enough
+        self.asked.discard(key)
         declared = self.declared(call.name)
         diff = applied_diff(call.name, call.arguments, self.project, before, declared)
         if diff is None or diff.empty:
             return
         self.console.print(f"{indent}  {diff.stat()}", style="dim", markup=False)
-        self.console.print(Text.from_ansi(diff.render(max_lines=40, color=True)))
+        if not shown:
+            self.console.print(Text.from_ansi(diff.render(max_lines=40, color=True)))
 
     def render_result(self, indent: str, content: str, is_error: bool) -> None:
         from rich.markup import escape
@@ -207,6 +240,28 @@ class TerminalView:
 
     def finish(self) -> None:
         self._stop_live()
+
+
+class RunningView:
+    """The commands running now, each with its elapsed time (computed as it is drawn, so
+    it ticks without new output) and its last lines of output."""
+
+    def __init__(self, running: dict[str, ToolProgress]) -> None:
+        self.running = running
+
+    def __rich__(self) -> Any:
+        import time
+
+        from rich.text import Text
+
+        out = Text()
+        for event in list(self.running.values()):
+            elapsed = time.monotonic() - event.started
+            out.append(f"  ⏱ {event.call.name}({summarize_args(event.call)[:60]}) ", "cyan")
+            out.append(f"running for {elapsed:.0f} s\n", "dim")
+            for line in event.last_lines:
+                out.append(f"    │ {line[:150]}\n", "dim")
+        return out
 
 
 def call_key(tool: str, args: object) -> str:
@@ -365,6 +420,7 @@ class TerminalConfirmerApp:
 
 
 HELP = """/help lists the commands; !cmd runs a shell command; @path attaches a file.
+A new line in a prompt: \\ then Enter, or Alt+Enter.
 Esc or Ctrl-C interrupts the model and its running commands; Ctrl-C twice at an empty prompt,
 Ctrl-D or /exit quits. Shift+Tab cycles the mode: default → acceptEdits → plan."""
 
@@ -548,6 +604,20 @@ async def _prompt_loop(
 
         text = slash.rewind_list(session)
         run_in_terminal(lambda: console.print(text, markup=False, highlight=False))
+
+    @bindings.add("enter")
+    def enter(event: object) -> None:
+        # A line ending in a backslash goes on to a new line (as in a shell); else: send.
+        buffer = event.current_buffer  # type: ignore[attr-defined]
+        if buffer.document.text_before_cursor.endswith("\\"):
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+        else:
+            buffer.validate_and_handle()
+
+    @bindings.add("escape", "enter")
+    def newline(event: object) -> None:
+        event.current_buffer.insert_text("\n")  # type: ignore[attr-defined]
 
     @bindings.add("s-tab")
     def cycle_mode(event: object) -> None:

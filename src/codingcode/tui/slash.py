@@ -48,6 +48,7 @@ COMMANDS: dict[str, str] = {
     "/diff": "what this session changed in the project",
     "/rewind": "/rewind [N|ID] [files|conversation|both] [force] — list this session's "
     "prompts (also Esc Esc), or go back N prompts (to before the Nth latest)",
+    "/init": "write an AGENTS.md for this project through the model (asks before overwriting)",
     "/todos": "the task list",
     "/bashes": "/bashes [kill ID] — the background commands of this session, or end one",
     "/exit": "quit (also Ctrl-D)",
@@ -82,6 +83,7 @@ def help_text() -> str:
     lines += [
         "  !command      run a shell command yourself (in the sandbox); the model sees its output",
         "  @path         attach a file to your prompt (Tab completes paths)",
+        "  \\ + Enter     a new line in the prompt (so does Alt+Enter); Enter alone sends it",
         "Ctrl-C cancels the running prompt; Ctrl-D or /exit quits.",
     ]
     return "\n".join(lines)
@@ -152,8 +154,8 @@ class SlashHandler:
             return Result(exit=True)
         outcome = handler(arg)
         if hasattr(outcome, "__await__"):
-            await outcome
-        return Result()
+            outcome = await outcome
+        return outcome if isinstance(outcome, Result) else Result()
 
     async def run_custom(self, command: Any, arguments: str) -> Result:
         """A custom command: its prompt (``!`` lines run and ``@`` files read through the
@@ -225,6 +227,7 @@ class SlashHandler:
     async def cmd_compact(self, arg: str) -> None:
         from codingcode.agent.model import ModelError
 
+        before = self.session.context_tokens()
         try:
             done = await self.session.compact(arg or None, reason="manual")
         except ModelError as exc:
@@ -233,7 +236,11 @@ class SlashHandler:
         if not done:
             self.console.print("Nothing to compact yet.")
         else:
-            self.console.print(f"Compacted: {status_line(self.session)}")
+            self.console.print(
+                f"Compacted: context {_k(before)} → {_k(self.session.context_tokens())} tokens. "
+                f"{status_line(self.session)}",
+                markup=False,
+            )
 
     def cmd_todos(self, arg: str) -> None:
         from rich.markup import escape
@@ -323,9 +330,12 @@ class SlashHandler:
         from codingcode.mcp.prompts import manager_of
 
         servers: dict[str, list[str]] = {}
+        shared: list[str] = []
         for t in self.session.service.list():
-            if t.origin.kind == "mcp":
-                servers.setdefault(t.origin.server or "?", []).append(t.name)
+            if t.origin.kind == "mcp" and t.origin.server:
+                servers.setdefault(t.origin.server, []).append(t.name)
+            elif t.origin.kind == "mcp":
+                shared.append(t.name)  # the resource tools: they serve every server
         manager = manager_of(self.session.service)
         down = [
             f"MCP server {c.name!r} {c.state.value}: {c.error or 'no reason given'}"
@@ -339,7 +349,11 @@ class SlashHandler:
                 "(`codingcode mcp list` says which)."
             )
         for server, names in sorted(servers.items()):
-            self.console.print(f"{server}: {', '.join(sorted(names))}", markup=False)
+            self.console.print(f"server {server}: {', '.join(sorted(names))}", markup=False)
+        if shared:
+            self.console.print(
+                f"every server's resources: {', '.join(sorted(shared))}", markup=False
+            )
         if prompts:
             self.console.print(
                 "\n".join(["Prompts (/server:prompt ARGS):", *prompts]),
@@ -427,6 +441,25 @@ class SlashHandler:
         await anyio.to_thread.run_sync(proc.kill, "killed by the user (/bashes)")
         self.console.print(f"{proc.id}: {proc.status()}", markup=False, highlight=False)
 
+    async def cmd_init(self, arg: str) -> Result:
+        """The model studies the project and writes AGENTS.md (as Claude Code's /init)."""
+        target = self.session.project / "AGENTS.md"
+        if target.exists():
+            from prompt_toolkit import PromptSession
+
+            ask: PromptSession[str] = PromptSession()
+            try:
+                reply = await ask.prompt_async(
+                    f"{target.name} exists ({target.stat().st_size} bytes). Let the model "
+                    "rewrite it? [y/N] "
+                )
+            except (KeyboardInterrupt, EOFError):
+                reply = ""
+            if reply.strip().lower() not in ("y", "yes"):
+                self.console.print(f"Kept {target.name} as it is; nothing was sent.")
+                return Result()
+        return Result(prompt=init_prompt(target.exists(), arg))
+
     def cmd_rewind(self, arg: str) -> None:
         self.console.print(rewind(self.session, arg), markup=False, highlight=False)
 
@@ -491,14 +524,41 @@ def mentions(text: str, project: Path) -> list[str]:
 async def run_user_command(session: AgentSession, command: str) -> str | Any:
     """Run ``command`` in the session's sandbox as the user's own (no approval); the output
     or the AgentError."""
+    from dataclasses import replace
+
+    from codingcode.approval.capabilities import capabilities_for
     from codingcode.errors import AgentError
 
     runner = session.runner
     try:
         definition, args = runner.service.validate("execute_command", {"command": command})
-        return await runner.service.execute(definition, args, runner.context())
+        ctx = runner.context()
+        # The user's own command is an explicit grant of what it names literally: a masked
+        # path it names (`!cat .env`) is shown to it, exactly as to a call the user approved;
+        # words known only at run time and globs name nothing.
+        call = runner._call("execute_command", definition, args, ctx, "")
+        ctx = replace(ctx, capabilities=capabilities_for(call))
+        return await runner.service.execute(definition, args, ctx)
     except AgentError as exc:
         return exc
+
+
+def init_prompt(exists: bool, focus: str = "") -> str:
+    """What ``/init`` asks the model to do."""
+    verb = "Improve the existing" if exists else "Create an"
+    extra = f"\nPay particular attention to: {focus}" if focus else ""
+    return (
+        f"{verb} AGENTS.md file at the root of this project: the instructions a coding agent "
+        "reads before it works here. Study the project first (its README, build and package "
+        "files, test set-up, source layout; use the read-only tools). Then write AGENTS.md "
+        "with write_file, concise and specific to this project:\n"
+        "- how to build, run, lint and test it (whole suite and a single test), exact commands;\n"
+        "- the architecture at a glance: the main packages or directories and what each does;\n"
+        "- code style and conventions that are not obvious from a quick look;\n"
+        "- anything that commonly trips people up.\n"
+        "Do not invent commands or files that are not there; no generic advice."
+        f"{extra}"
+    )
 
 
 def resume_into(session: AgentSession, loaded: Any) -> None:
@@ -568,7 +628,9 @@ def session_diff(session: AgentSession) -> str:
     store = getattr(session.runner.checkpoints, "store", None)
     if store is None:
         return "No checkpoints in this session (checkpoints are off), so no diff to show."
-    mine = [c for c in store.checkpoints() if c.session == session.session_id]
+    from codingcode.checkpoints.store import root_session
+
+    mine = [c for c in store.checkpoints() if root_session(c.session) == session.session_id]
     if not mine:
         return "This session has changed nothing yet."
     text: str = store.diff_text(mine[0].id)
@@ -580,10 +642,12 @@ def rewind_points(session: AgentSession) -> list[Any]:
     store = getattr(session.runner.checkpoints, "store", None)
     if store is None:
         return []
-    from codingcode.checkpoints.store import group_turns
+    from codingcode.checkpoints.store import group_turns, root_session
 
     return group_turns(
-        c for c in store.checkpoints() if c.session == session.session_id and c.kind == "before"
+        c
+        for c in store.checkpoints()
+        if root_session(c.session) == session.session_id and c.kind == "before"
     )
 
 

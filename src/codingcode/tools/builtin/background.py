@@ -95,6 +95,18 @@ class BackgroundProcess:
     def running(self) -> bool:
         return not self.done.is_set()
 
+    def last_lines(self, count: int = 3) -> list[str]:
+        """The last lines of its output so far (what the user sees of it in /bashes)."""
+        try:
+            with open(self.log_path, "rb") as f:
+                size = f.seek(0, 2)
+                f.seek(max(0, size - 4096))
+                tail = f.read()
+        except OSError:
+            return []
+        lines = tail.decode("utf-8", errors="replace").splitlines()
+        return [line for line in lines if line.strip()][-count:]
+
     def status(self) -> str:
         if self.running:
             return f"running for {time.monotonic() - self.started:.0f}s (pid {self.pid})"
@@ -352,7 +364,10 @@ class BackgroundProcesses:
         """Every background process of the session, for the user (/bashes)."""
         if not self.processes:
             return "No background commands in this session."
-        lines = [f"{p.id}  {p.status()}  {p.command[:100]}" for p in self.processes.values()]
+        lines = []
+        for p in self.processes.values():
+            lines.append(f"{p.id}  {p.status()}  {p.command[:100]}")
+            lines += [f"    │ {line[:160]}" for line in p.last_lines()]
         return "\n".join(lines)
 
     def get(self, pid_id: str) -> BackgroundProcess:

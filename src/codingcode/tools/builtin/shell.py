@@ -155,6 +155,7 @@ async def execute_command(args: ExecuteCommandArgs, ctx: ToolExecCtx) -> str:
         capabilities=ctx.capabilities,
         output_cap=cap,
         output_files=files,
+        on_output=ctx.on_output,
     )
     text = "\n".join([format_result(result), *mask_hints(result, cwd)])
     if result.timed_out:
