@@ -58,7 +58,8 @@ def call(project: Path, tool: str, args: dict[str, Any], mode: str = "default") 
 async def test_if_once_shell_and_async(project: Path, tmp_path: Path) -> None:
     log = tmp_path / "log"
     bash_log = tmp_path / "bash"
-    async_log = tmp_path / "async"
+    async_dir = tmp_path / "async"
+    async_dir.mkdir()
     settings = settings_with(
         project,
         {
@@ -72,7 +73,11 @@ async def test_if_once_shell_and_async(project: Path, tmp_path: Path) -> None:
                             "shell": "bash",
                             "once": True,
                         },
-                        {"command": f"sleep 1; cat > {async_log}", "async": True, "timeout": 10},
+                        {
+                            "command": f"sleep 1; cat > {async_dir}/$$.tmp && mv {async_dir}/$$.tmp {async_dir}/$$.json",
+                            "async": True,
+                            "timeout": 10,
+                        },
                     ],
                 }
             ]
@@ -91,9 +96,11 @@ async def test_if_once_shell_and_async(project: Path, tmp_path: Path) -> None:
     await hooks(call(project, "execute_command", {"command": "ls"}))
     assert not bash_log.exists()  # once: not again
     deadline = time.monotonic() + 10
-    while not async_log.exists() and time.monotonic() < deadline:
+    while len(list(async_dir.glob("*.json"))) < 4 and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert json.loads(async_log.read_text())["hook_event_name"] == "PreToolUse"
+    answers = [json.loads(p.read_text()) for p in async_dir.glob("*.json")]
+    assert len(answers) == 4  # each call started it, none waited for it
+    assert {a["hook_event_name"] for a in answers} == {"PreToolUse"}
 
 
 @pytest.mark.anyio
