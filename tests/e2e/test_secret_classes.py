@@ -12,6 +12,7 @@ directory is the test's own.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import secrets
@@ -102,6 +103,14 @@ def project(base: Path) -> Path:
 
 @pytest.fixture
 def planted(base: Path) -> Iterator[dict[str, object]]:
+    # Tests on other workers plant under the same /etc directories and remove the ones they
+    # made: one at a time (a lock across processes), or one removes the other's files.
+    with open("/tmp/codingcode-tests-etc.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield from _plant(base)
+
+
+def _plant(base: Path) -> Iterator[dict[str, object]]:
     tmp_path = base
     made: list[Path] = []  # what to remove, deepest last
     files: dict[str, str] = {}  # path -> its canary line
