@@ -71,6 +71,7 @@ def audit_network(
             "codingcode",
             "audit",
             *(["--network"] if network else []),
+            "--all-projects",  # the state dir is this test's own
             "--json",
         ],
         cwd=tmp_path,
