@@ -28,16 +28,29 @@ def unique_token(seconds: int) -> str:
     return f"{seconds}.{secrets.randbelow(10**9):09d}"
 
 
-def alive(token: str) -> bool:
+def command_lines(token: str) -> list[bytes]:
+    """The argv (NUL-separated) of every process whose command line holds ``token``."""
+    found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 cmdline = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if token.encode() in cmdline.replace(b"\0", b" ") and b"bash -c" not in cmdline:
-                return True
-    return False
+            if token.encode() in cmdline:  # a zombie's is empty: it no longer runs
+                found.append(cmdline)
+    return found
+
+
+def alive(token: str) -> bool:
+    """Whether anything with ``token`` in its command line runs: the sandbox's launcher,
+    the shell or the command."""
+    return bool(command_lines(token))
+
+
+def sleeping(token: str) -> bool:
+    """Whether the command ``sleep <token>`` itself runs (not a shell that will start it)."""
+    return f"sleep\0{token}\0".encode() in command_lines(token)
 
 
 async def start(service: ToolService, ctx: ToolExecCtx, command: str) -> str:
@@ -115,8 +128,9 @@ async def test_a_process_that_ignores_term_is_killed(project: Path, tmp_path: Pa
         env=dict(os.environ),
     )
     deadline = time.monotonic() + 10
-    while not alive(token) and time.monotonic() < deadline:
+    while not sleeping(token) and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert sleeping(token)
     proc.kill("test", grace_s=0.5)
     assert not proc.running
     assert not alive(token)
@@ -147,7 +161,7 @@ async def test_closing_the_session_ends_every_process(project: Path, tmp_path: P
     for token in tokens:
         registry.start(f"exec sleep {token}", cwd=project, launcher=None, env=dict(os.environ))
     deadline = time.monotonic() + 10
-    while not all(map(alive, tokens)) and time.monotonic() < deadline:
+    while not all(map(sleeping, tokens)) and time.monotonic() < deadline:
         time.sleep(0.05)
     t = time.monotonic()
     assert sorted(registry.close()) == ["bg1", "bg2", "bg3"]
@@ -155,7 +169,7 @@ async def test_closing_the_session_ends_every_process(project: Path, tmp_path: P
     assert not any(map(alive, tokens))
 
 
-async def test_a_double_fork_cannot_escape_the_sandbox(project: Path, tmp_path: Path) -> None:
+def bubblewrap_launcher(project: Path) -> object:
     from codingcode.sandbox.policy import BackendChoice, SandboxPolicy
     from codingcode.sandbox.service import SandboxService
 
@@ -166,20 +180,49 @@ async def test_a_double_fork_cannot_escape_the_sandbox(project: Path, tmp_path: 
         service.backend()
     except Exception as exc:  # pragma: no cover - depends on the machine
         pytest.skip(f"bubblewrap unavailable: {exc}")
+    return service
+
+
+async def test_a_double_fork_cannot_escape_the_sandbox(project: Path, tmp_path: Path) -> None:
+    launcher = bubblewrap_launcher(project)
     token = unique_token(577)
     registry = BackgroundProcesses(tmp_path / "logs")
     registry.start(
-        f"(setsid sleep {token} &); sleep 300", cwd=project, launcher=service, env=dict(os.environ)
+        f"(setsid sleep {token} &); sleep 300",
+        cwd=project,
+        launcher=launcher,  # type: ignore[arg-type]
+        env=dict(os.environ),
     )
     deadline = time.monotonic() + 15
-    while not alive(token) and time.monotonic() < deadline:
+    while not sleeping(token) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert alive(token)
+    assert sleeping(token)  # the double-forked sleep runs, in its own session
     registry.close()
-    deadline = time.monotonic() + 5
-    while alive(token) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(token)
+    # close() returns once the tree is gone: nothing of it runs, not even for a moment.
+    assert command_lines(token) == []
+
+
+async def test_a_sandbox_ended_while_it_starts_leaves_nothing(
+    project: Path, tmp_path: Path
+) -> None:
+    """Ended in its first milliseconds, bubblewrap's namespace init is not yet armed to die
+    with its parent and ignores SIGTERM: it must still not outlive the command."""
+    launcher = bubblewrap_launcher(project)
+    registry = BackgroundProcesses(tmp_path / "logs", BackgroundLimits(max_processes=64))
+    tokens = []
+    for _ in range(10):
+        token = unique_token(578)
+        tokens.append(token)
+        registry.start(
+            f"(setsid sleep {token} &); sleep 300",
+            cwd=project,
+            launcher=launcher,  # type: ignore[arg-type]
+            env=dict(os.environ),
+        )
+        registry.close()
+        assert command_lines(token) == [], f"survived: {command_lines(token)}"
+    time.sleep(1)  # nothing comes back later either
+    assert [t for t in tokens if alive(t)] == []
 
 
 async def test_the_tools_are_offered_once_a_background_process_exists(

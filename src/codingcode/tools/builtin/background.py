@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from codingcode.capabilities import CapabilitySet
 from codingcode.errors import InvalidArgumentsError, NotFoundError, ToolFailureError
 from codingcode.process import Launcher, LaunchPlan, plan_launch
+from codingcode.tools.builtin.process_tree import signal_tree, wait_gone
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ GRACE_S = 1.0
 KILL_GRACE_S = 3.0
 #: The same at the end of a session: short, so that `codingcode run` exits promptly.
 SESSION_END_GRACE_S = 0.5
+#: How long an ended process's tree is waited for after its final SIGKILL.
+GONE_WAIT_S = 5.0
 #: ``command_output`` returns at most this much text per call.
 SLICE_BYTES = 16_000
 MAX_WAIT_S = 120
@@ -88,6 +91,7 @@ class BackgroundProcess:
     read_offset: int = 0
     #: Every pid ever found below the launcher (signalled again when it ends).
     tree: set[int] = field(default_factory=set)
+    tree_lock: threading.Lock = field(default_factory=threading.Lock)
     done: threading.Event = field(default_factory=threading.Event)
     changed: threading.Condition = field(default_factory=threading.Condition)
 
@@ -143,9 +147,12 @@ class BackgroundProcess:
             self.notice = f"the output log could not be written: {exc.strerror}"
         finally:
             os.close(pipe_fd)
-            self.tree = kill_tree(self.pid, signal.SIGKILL, self.tree)
+            self.signal_tree(signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.popen.wait(timeout=10)
+            # Done only once nothing of the tree runs any more (a sandbox's pid namespace
+            # ends with its init; its members are gone a moment later).
+            wait_gone(self.tree, GONE_WAIT_S)
             self.exit_code = self.popen.returncode
             self.ended = time.monotonic()
             with contextlib.suppress(Exception):
@@ -176,8 +183,14 @@ class BackgroundProcess:
             self.changed.notify_all()
 
     # -- ending it ----------------------------------------------------------------------
+    def signal_tree(self, sig: int) -> None:
+        """Signal the launcher and every process found below it, now or before."""
+        with self.tree_lock:
+            reaped = self.popen.returncode is not None
+            self.tree = signal_tree(self.pid, sig, self.tree, reaped=reaped)
+
     def terminate(self) -> None:
-        self.tree = kill_tree(self.pid, signal.SIGTERM, self.tree)
+        self.signal_tree(signal.SIGTERM)
 
     def kill(self, reason: str, grace_s: float = KILL_GRACE_S) -> None:
         """TERM the whole tree, KILL it after ``grace_s``; returns once it is gone."""
@@ -186,8 +199,8 @@ class BackgroundProcess:
         self.ended_by = reason
         self.terminate()
         if not self.done.wait(grace_s):
-            self.tree = kill_tree(self.pid, signal.SIGKILL, self.tree)
-            self.done.wait(15)
+            self.signal_tree(signal.SIGKILL)
+            self.done.wait(15 + GONE_WAIT_S)
 
     # -- reading ------------------------------------------------------------------------
     def read(self, since: int | None, limit: int = SLICE_BYTES) -> tuple[str, int, int]:
@@ -212,53 +225,6 @@ def complete_utf8(data: bytes) -> bytes:
             need = 1 if byte < 0x80 else 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
             return data if back >= need else data[:-back]
     return data
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below ``pid`` (by parent links in /proc), nearest first."""
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # The command name may hold spaces and parentheses: fields start after the last ")".
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        with contextlib.suppress(IndexError, ValueError):
-            children.setdefault(int(fields[1]), []).append(int(entry.name))
-    found: list[int] = []
-    queue = [pid]
-    while queue:
-        for child in children.get(queue.pop(0), []):
-            if child not in found:
-                found.append(child)
-                queue.append(child)
-    return found
-
-
-def kill_tree(pid: int, sig: int, known: set[int] | None = None) -> set[int]:
-    """Signal the process group of ``pid`` and every process below it, whatever its group;
-    returns the pids signalled.
-
-    A sandbox starts its command in a new session (so ``killpg`` of the launcher misses
-    it) and a command may ``setsid`` its children: the parent links still lead to them.
-    ``known``: pids found by an earlier call; once the launcher is dead its children are
-    re-parented and no longer found below it, so they are signalled from that list.
-    """
-    tree = set(descendants(pid)) | (known or set())
-    kill_group(pid, sig)
-    for child in tree:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(child, sig)
-    return tree
-
-
-def kill_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 _LIVE: weakref.WeakSet[BackgroundProcesses] = weakref.WeakSet()
