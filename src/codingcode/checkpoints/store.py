@@ -313,7 +313,7 @@ class CheckpointStore:
             fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
                 os.write(fd, line.encode())
-                os.fsync(fd)
+                os.fdatasync(fd)  # the appended bytes and the size that reaches them
             finally:
                 os.close(fd)
         except OSError as exc:
@@ -658,9 +658,7 @@ class CheckpointStore:
                 point = last
                 self._append({"type": "call", "checkpoint": point.id, **call})
             else:
-                commit = self.git.out(
-                    "commit-tree", tree, "-m", f"codingcode checkpoint: {session} turn {turn}"
-                )
+                commit = self.git.commit_tree(tree, f"codingcode checkpoint: {session} turn {turn}")
                 point = Checkpoint(commit[:12], commit, tree, time.time(), session, turn, kind, big)
                 self._write_ref(point.id, commit)
                 self._append(
