@@ -93,7 +93,7 @@ async def test_tool_call_result_goes_back(
     events: list[AgentEvent] = []
     session = make_session(project, model_env, events)
     outcome = await session.send("what is in notes.txt?")
-    assert outcome.ok and outcome.turns == 2
+    assert outcome.ok and outcome.responses == 2
     results = tool_results(fake.bodies()[1])
     assert len(results) == 1
     content, is_error = results[0]
@@ -192,7 +192,7 @@ async def test_turn_limit(project: Path, fake: FakeModelServer, model_env: str) 
     session = make_session(project, model_env, max_turns=3)
     outcome = await session.send("loop forever")
     assert outcome.status == "turn_limit" and not outcome.ok
-    assert "Stopped after 3 model turns" in outcome.text
+    assert "Stopped after 3 model responses" in outcome.text
     assert len(fake.requests) == 3
 
 

@@ -196,7 +196,7 @@ def test_stream_json(project: Path, fake: FakeModelServer, tmp_path: Path) -> No
     assert "42" in records[kinds.index("tool_result")]["content"]
     assert kinds.count("usage") == 2 and kinds.count("assistant") == 2
     final = records[-1]
-    assert final["answer"] == "The number is 42." and final["turns"] == 2
+    assert final["answer"] == "The number is 42." and final["num_turns"] == 2 and final["turn"] == 1
     assert final["status"] == "answered" and final["exit_code"] == 0
     assert final["usage"]["input_tokens"] == 22 and final["usage"]["output_tokens"] == 14
 

@@ -108,7 +108,11 @@ def test_json_transcript(project: Path, fake: FakeModelServer, tmp_path: Path) -
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     assert payload["ok"] is True and payload["status"] == "answered"
-    assert payload["answer"] == "The number is 42." and payload["turns"] == 2
+    assert (
+        payload["answer"] == "The number is 42."
+        and payload["num_turns"] == 2
+        and payload["turn"] == 1
+    )
     assert payload["model"] == "anthropic:fake-model"
     roles = [m["role"] for m in payload["messages"]]
     assert roles == ["user", "assistant", "tool", "assistant"]
@@ -176,7 +180,7 @@ def test_turn_limit_exit_code(project: Path, fake: FakeModelServer, tmp_path: Pa
     fake.script = [Step(tool_calls=[("read_file", {"path": "f"})]) for _ in range(2)]
     result = run(["run", "loop", "--max-turns", "2"], project, env_for(fake, "openai", tmp_path))
     assert result.returncode == 4
-    assert "Stopped after 2 model turns" in result.stderr
+    assert "Stopped after 2 model responses" in result.stderr
 
 
 def test_ctrl_c_cancels_and_kills_the_command(

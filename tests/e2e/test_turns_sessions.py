@@ -137,6 +137,10 @@ def test_continue_skips_empty_and_failed_runs_are_marked(
         {"type": "resumed", "session_id": rows[1]["id"], "first_prompt": "remember 7", "turns": 1}
     ]
     assert user_texts(fake.bodies()[-1]) == ["remember 7", "and now?"]
+    # The result names the prompt's turn in the session (the second) apart from the model
+    # responses it took (Claude Code's num_turns, what --max-turns limits).
+    result = events[-1]
+    assert result["type"] == "result" and result["turn"] == 2 and result["num_turns"] == 1
 
 
 def test_audit_shows_this_project_by_default(

@@ -56,7 +56,7 @@ def test_fifty_tasks_over_five_repositories(
     assert sorted(r["id"] for r in results) == [t["id"] for t in tasks]  # each exactly once
     assert {r["status"] for r in results} == {"done"}
     for r in results:
-        assert r["answer"] == f"finished {r['id']}" and r["turns"] == 2 and r["attempts"] == 1
+        assert r["answer"] == f"finished {r['id']}" and r["num_turns"] == 2 and r["attempts"] == 1
         assert r["session_id"] and r["changed"] and r["input_tokens"] > 0
         folder = out / "tasks" / r["id"]
         events = [json.loads(x) for x in (folder / "events.jsonl").read_text().splitlines()]

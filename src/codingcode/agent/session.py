@@ -105,7 +105,9 @@ class Outcome:
     #: "answered", "turn_limit", "cancelled", "blocked" (a hook refused the prompt) or
     #: "stopped" (a hook answered ``continue: false``; ``text`` says which and why).
     status: str
-    turns: int
+    #: Model responses this prompt took (what ``max_turns`` limits: Claude Code's "agentic
+    #: turns"; the prompt itself is one turn of the session).
+    responses: int
     usage: Usage = field(default_factory=Usage)
     #: The model answered right after one of its calls was denied (the denial stopped it).
     stopped_by_denial: bool = False
@@ -442,14 +444,14 @@ class AgentSession:
         denied = False
         stop_blocks = 0
         try:
-            for turns in range(1, self.max_turns + 1):
+            for responses in range(1, self.max_turns + 1):
                 reply = await self._respond_fitting(signal)
                 if reply is None and (stop := take_stop(self)) is not None:
                     self._add(Message("assistant", f"({stop})"))  # a PreCompact hook
-                    return Outcome(stop, "stopped", turns, usage)
+                    return Outcome(stop, "stopped", responses, usage)
                 if reply is None:
                     self._add(Message("assistant", "(cancelled by the user)"))
-                    return Outcome("Cancelled.", "cancelled", turns, usage)
+                    return Outcome("Cancelled.", "cancelled", responses, usage)
                 usage.add(reply.usage)
                 message = reply.message
                 self._account(reply)
@@ -465,17 +467,17 @@ class AgentSession:
                             stop_blocks += 1
                             self._add(Message("user", go_on))
                             continue
-                    return Outcome(message.text, "answered", turns, usage, denied)
+                    return Outcome(message.text, "answered", responses, usage, denied)
                 results = await self._run_calls(message.tool_calls, signal)
                 self._add(Message("tool", results=results))
                 denied = any(r.error_kind == "denied" for r in results)
                 if signal.is_set():
-                    return Outcome("Cancelled.", "cancelled", turns, usage)
+                    return Outcome("Cancelled.", "cancelled", responses, usage)
                 if (stop := take_stop(self)) is not None:
                     # A hook of this step answered continue: false (issue 17).
-                    return Outcome(stop, "stopped", turns, usage, denied)
+                    return Outcome(stop, "stopped", responses, usage, denied)
             return Outcome(
-                f"Stopped after {self.max_turns} model turns without a final answer.",
+                f"Stopped after {self.max_turns} model responses without a final answer.",
                 "turn_limit",
                 self.max_turns,
                 usage,

@@ -72,7 +72,12 @@ def register(app: typer.Typer) -> None:
         ] = False,
         max_turns: Annotated[
             int | None,
-            typer.Option("--max-turns", min=1, max=500, help="Stop after this many model turns."),
+            typer.Option(
+                "--max-turns",
+                min=1,
+                max=500,
+                help="Stop a prompt after this many model responses (Claude Code's agentic turns).",
+            ),
         ] = None,
         continue_: ContinueOption = False,
         resume: ResumeOption = None,

@@ -341,7 +341,8 @@ def final_record(
         "exit_code": EXIT_CODES.get(status, EXIT_ERROR),
         "answer": outcome.text if outcome and outcome.status == "answered" else None,
         "error": error or (None if outcome is None or outcome.ok else outcome.text),
-        "turns": outcome.turns if outcome else 0,
+        "turn": session.turn,
+        "num_turns": outcome.responses if outcome else 0,
         "usage": usage_json(session, outcome),
     }
 
@@ -362,7 +363,8 @@ def print_json(
         "model": str(session.model),
         "session_id": session.session_id,
         "mode": session.mode,
-        "turns": outcome.turns if outcome else 0,
+        "turn": session.turn,
+        "num_turns": outcome.responses if outcome else 0,
         "usage": usage_json(session, outcome) if outcome else None,
         "messages": [m.to_json() for m in session.history],
         "events": reporter.events,

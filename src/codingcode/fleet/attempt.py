@@ -61,7 +61,8 @@ class AttemptOutcome:
     exit_code: int | None = None
     answer: str | None = None
     error: str | None = None
-    turns: int = 0
+    #: Model responses of the run (its ``num_turns``).
+    num_turns: int = 0
     usage: dict[str, Any] = field(default_factory=dict)
     session_id: str | None = None
     node: str = ""
@@ -280,7 +281,7 @@ def _run_in(
     if result is not None:
         outcome.answer = result.get("answer")
         outcome.error = result.get("error")
-        outcome.turns = int(result.get("turns") or 0)
+        outcome.num_turns = int(result.get("num_turns") or 0)
         outcome.usage = dict(result.get("usage") or {})
     if status == "timeout":
         outcome.status = "timeout"

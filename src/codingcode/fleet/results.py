@@ -38,7 +38,8 @@ class TaskResult(BaseModel):
     exit_code: int | None = None
     answer: str | None = None
     error: str | None = None
-    turns: int = 0
+    #: Model responses the task took (``codingcode run``'s ``num_turns``).
+    num_turns: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None

@@ -105,7 +105,7 @@ class FleetSink:
             exit_code=outcome.exit_code,
             answer=outcome.answer,
             error=outcome.error,
-            turns=outcome.turns,
+            num_turns=outcome.num_turns,
             input_tokens=int(usage.get("input_tokens") or 0),
             output_tokens=int(usage.get("output_tokens") or 0),
             cost_usd=usage.get("cost_usd"),
