@@ -320,3 +320,53 @@ def test_session_start_adds_context_and_session_end_runs(
     ]
     assert events[0]["session_id"] == events[1]["session_id"] != ""
     assert events[0]["cwd"] == str(project)
+
+
+def test_the_first_prompts_hooks_find_the_transcript_they_are_given(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    """Claude Code gives every hook ``transcript_path``; a session is saved from its first
+    prompt on, so the file is written before that prompt's SessionStart and UserPromptSubmit
+    hooks run (they read it: the session's start record, nothing of the prompt yet)."""
+    log = tmp_path / "events.log"
+    hook = script(
+        tmp_path,
+        "read_transcript.py",
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        "data = json.load(sys.stdin)\n"
+        "lines = open(data['transcript_path']).read().splitlines()\n"
+        "kinds = [json.loads(line)['type'] for line in lines]\n"
+        f"open({str(log)!r}, 'a').write(json.dumps([data['hook_event_name'],"
+        " data['transcript_path'], kinds]) + '\\n')\n",
+    )
+    user_hooks(tmp_path, {"SessionStart": command(hook), "UserPromptSubmit": command(hook)})
+    fake.script = [Step(text="Hi.")]
+    env = env_for(fake, "openai", tmp_path)
+    result = run(["run", "hello", "--output-format", "json"], project, env)
+    assert result.returncode == 0, result.stderr
+    session_id = json.loads(result.stdout)["session_id"]
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(e[0], e[2]) for e in events] == [
+        ("SessionStart", ["start"]),
+        ("UserPromptSubmit", ["start"]),
+    ]
+    transcript = Path(events[0][1])
+    assert transcript.parent.name == session_id and events[1][1] == str(transcript)
+    # The same file holds the whole session afterwards.
+    kinds = [json.loads(line)["type"] for line in transcript.read_text().splitlines()]
+    assert kinds[0] == "start" and kinds.count("start") == 1 and "prompt" in kinds
+
+
+def test_a_session_whose_only_prompt_a_hook_blocked_is_not_listed(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    hook = script(tmp_path, "block.sh", "#!/bin/bash\necho 'not now' >&2\nexit 2\n")
+    user_hooks(tmp_path, {"UserPromptSubmit": command(hook)})
+    env = env_for(fake, "openai", tmp_path)
+    blocked = run(["run", "hello"], project, env)
+    assert blocked.returncode != 0 and "not now" in blocked.stderr
+    assert fake.bodies() == []
+    assert json.loads(run(["sessions", "--json"], project, env).stdout) == []
+    continued = run(["run", "--continue", "again"], project, env)
+    assert continued.returncode == 2 and "no saved session to continue" in continued.stderr

@@ -37,6 +37,10 @@ async def before_prompt(
     hooks added, and the message to show when a hook blocked it (then nothing is sent)."""
     if session.depth > 0:  # a sub-agent's task is not a user's prompt
         return prompt, None
+    if session.store is not None:
+        # The session is saved from its first prompt on: from now, so that the hooks of
+        # this prompt (SessionStart, UserPromptSubmit) find the transcript they are given.
+        session.store.begin()
     hooks.transcript_path = _transcript(session)
     extra: list[str] = []
     if session.hook_source is not None:

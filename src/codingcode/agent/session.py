@@ -875,6 +875,10 @@ def open_session(
         spill_dir=spill_dir,
     )
     session.extra_rules = list(extra_rules)
+    if runner.lifecycle is not None and depth == 0 and store is not None:
+        # Every hook is given the transcript's path; the file is there from the first prompt
+        # on (a hook of the app idle before it, a Notification, finds none yet).
+        runner.lifecycle.transcript_path = str(store.path)
     session.skill_notes = skill_notes
     session.skills = installed.skills
     if resume is not None:

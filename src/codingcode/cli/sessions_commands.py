@@ -32,11 +32,14 @@ def register(app: typer.Typer) -> None:
         rows = []
         for directory in session_dirs(root)[:limit]:
             try:
-                rows.append(summarize(directory))
+                row = summarize(directory)
             except OSError as exc:
                 typer.echo(
                     f"note: session {directory.name} is unreadable: {exc.strerror}", err=True
                 )
+                continue
+            if row.turns or row.first_prompt or row.damaged:
+                rows.append(row)  # not one whose only prompt a hook blocked: nothing in it
         if as_json:
             typer.echo(json.dumps([r.__dict__ for r in rows], indent=2, ensure_ascii=False))
             return

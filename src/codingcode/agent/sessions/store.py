@@ -121,17 +121,23 @@ class SessionStore:
             self._file = f
         return self._file
 
-    def append(self, record: dict[str, Any], *, sync: bool = False) -> None:
+    def begin(self) -> None:
+        """Write the file now (its start record), if it is not written yet: a prompt is
+        arriving, and the hooks it fires get the file's path (``transcript_path``)."""
         if self._pending is not None:
-            if record.get("type") in _NOTHING_YET:
-                return
             start, self._pending = self._pending, None
             root = sessions_root()
             if not root.exists():
                 # Transcripts hold what the tools read: the user's alone.
                 root.mkdir(parents=True, mode=0o700, exist_ok=True)
             self.directory.mkdir(parents=True, exist_ok=True)
-            self.append(start)
+            self.append(start, sync=True)
+
+    def append(self, record: dict[str, Any], *, sync: bool = False) -> None:
+        if self._pending is not None:
+            if record.get("type") in _NOTHING_YET:
+                return
+            self.begin()
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         f = self._open()
         f.write(line.encode("utf-8", errors="surrogatepass"))
