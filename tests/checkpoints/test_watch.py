@@ -122,7 +122,43 @@ def test_incremental_snapshots_equal_full_scans(project: Path, tmp_path: Path, s
     # directory's place, which fall back) stat()ed the whole project.
     assert watched.full_scans <= 1 + 120 // 10, watched.full_scans
     assert scanned.full_scans == 121
+    # Edits, deletions and mode changes of files the snapshot held made their tree without
+    # git (trees.py), and it was the tree git makes (the scanning store's).
+    assert watched.fast_trees > 10, watched.fast_trees
     watched.close()
+
+
+def test_trees_made_without_git_are_the_trees_git_makes(project: Path, tmp_path: Path) -> None:
+    seed_project(project)
+    (project / "lonely").mkdir()
+    (project / "lonely" / "only.txt").write_text("only\n")
+    (project / "link").symlink_to("pkg0")
+    watched, scanned = stores(project, tmp_path)
+    same_state(watched, scanned)
+    changes = [
+        lambda: (project / "pkg1" / "mod1" / "f1.py").write_text("edited\n"),
+        lambda: (project / "pkg2" / "mod2" / "f2.py").chmod(0o755),
+        lambda: (project / "lonely" / "only.txt").unlink(),  # its directory goes too
+        lambda: ((project / "link").unlink(), (project / "link").symlink_to("pkg1")),
+        lambda: (project / "pkg1" / "mod0" / "f6.py").unlink(),
+        lambda: (project / "pkg3" / "mod0" / "f3.py").write_bytes(b"\x00\xff binary"),
+    ]
+    for n, change in enumerate(changes, 1):
+        change()
+        same_state(watched, scanned)
+        assert watched.fast_trees == n
+    # A tree that is no longer a loose object (packed, as prune leaves it): git makes it.
+    watched.git.run("gc", "--quiet")
+    (project / "pkg4" / "mod1" / "f4.py").write_text("after gc\n")
+    same_state(watched, scanned)
+    assert watched.fast_trees == len(changes)
+    (project / "pkg4" / "mod1" / "f4.py").write_text("and again\n")
+    same_state(watched, scanned)
+    assert watched.fast_trees == len(changes) + 1
+    # The index learns of those files later; by the end of the session at the latest.
+    assert watched.git.run("ls-files", "-z", "--modified").stdout == b"pkg4/mod1/f4.py\0"
+    watched.close()
+    assert watched.git.run("ls-files", "-z", "--modified").stdout == b""
 
 
 def test_a_changed_gitignore_and_a_file_becoming_a_directory_fall_back_to_a_scan(

@@ -160,7 +160,7 @@ class ShadowGit:
         Written here as a loose object, as git writes one (no git process: this is on the
         path of every checkpoint); a store in another object format than SHA-1 is left to git.
         """
-        if not self._sha1():
+        if not self.sha1():
             return self.out("commit-tree", tree, "-m", message)
         who = f"codingcode <checkpoints@codingcode.invalid> {int(time.time())} +0000"
         body = f"tree {tree}\nauthor {who}\ncommitter {who}\n\n{message}\n".encode(
@@ -184,7 +184,7 @@ class ShadowGit:
             ) from None
         return sha
 
-    def _sha1(self) -> bool:
+    def sha1(self) -> bool:
         """Whether the store uses SHA-1 object names (git's default; set at init)."""
         try:
             config = (self.git_dir / "config").read_text(errors="replace").lower()

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from codingcode.checkpoints.git import CheckpointError, ShadowGit
+from codingcode.checkpoints.trees import Objects, updated_tree
 from codingcode.checkpoints.watch import Changes, TreeWatcher
 from codingcode.errors import InvalidArgumentsError
 
@@ -242,9 +243,22 @@ class CheckpointStore:
         #: How many snapshots stat()ed the whole project (the rest used the watcher).
         self.full_scans = 0
         self._scanned_at = 0.0
+        #: The tree of the last snapshot (the index's): the base of the next one's fast path.
+        self._last_tree: str | None = None
+        #: How many snapshots made their tree without git (see trees.py).
+        self.fast_trees = 0
+        #: Paths those snapshots changed that the index has not been told of yet.
+        self._unindexed: set[bytes] = set()
 
     def close(self) -> None:
         """Stop watching the project (a store can still be used afterwards, scanning)."""
+        self._stop_watching()
+        if self._unindexed:
+            # Not needed (a scan finds them by stat), but the next scan is cheaper.
+            with contextlib.suppress(CheckpointError), self.locked():
+                self._sync_index()
+
+    def _stop_watching(self) -> None:
         if self._watcher is not None:
             self._watcher.close()
             self._watcher = None
@@ -302,6 +316,7 @@ class CheckpointStore:
                 input=b"\0".join(os.fsencode(n) for n in OWN_FILES), check=False,
             )  # fmt: skip
             self._tree_cache = None
+            self._last_tree = None
 
     # -- the log ------------------------------------------------------------------------
     def _append(self, *records: dict[str, Any]) -> None:
@@ -437,12 +452,17 @@ class CheckpointStore:
 
     def _snapshot(self) -> tuple[str, dict[str, BigFile]]:
         """Bring the index up to date with the project and write its tree."""
+        tree, big = self._snapshot_tree()
+        self._last_tree = tree
+        return tree, big
+
+    def _snapshot_tree(self) -> tuple[str, dict[str, BigFile]]:
         if self._watcher is not None and self.git.index.exists():
             changes = self._watcher.drain()
             if changes is None or time.monotonic() - self._scanned_at > RESCAN_AFTER_S:
                 # It may have missed something (or it is time for the periodic scan):
                 # a new watcher, then a scan.
-                self.close()
+                self._stop_watching()
             elif (done := self._snapshot_changes(changes)) is not None:
                 return done
         if self._watch and self._watcher is None:
@@ -486,11 +506,11 @@ class CheckpointStore:
             ignored = self._ignored_dirs(*new_dirs)
             for directory in new_dirs - ignored:
                 if not watcher.watch(directory, ignored.__contains__):
-                    self.close()
+                    self._stop_watching()
                     return None
             more = watcher.drain()
             if more is None:
-                self.close()
+                self._stop_watching()
                 return None
             paths |= more.paths
             changes.dirs |= more.dirs
@@ -498,6 +518,15 @@ class CheckpointStore:
         else:
             return None
         if len(paths) > MAX_WATCHED_CHANGES:
+            return None
+        if not paths and self._last_tree is not None:
+            return self._last_tree, dict(self._big)  # nothing changed since the last one
+        if paths and not (changes.new_dirs or changes.dirs):
+            tree = self._fast_tree(paths)
+            if tree is not None:
+                self._unindexed |= paths
+                return tree, dict(self._big)
+        if not self._sync_index():
             return None
         if not paths:
             return self._write_tree(), dict(self._big)
@@ -543,6 +572,42 @@ class CheckpointStore:
         )
         return done.returncode == 0
 
+    def _fast_tree(self, paths: set[bytes]) -> str | None:
+        """The new tree when ``paths`` are files the last tree holds (edited, deleted, their
+        mode changed): made from it without a git process (trees.py). None: git makes it.
+
+        The index learns of these paths later (:meth:`_sync_index`), before git next reads
+        it; until then it is behind only on files whose stat data says so to any scan."""
+        if self._last_tree is None or not self.git.sha1():
+            return None
+        big = {os.fsencode(name) for name in self._big}
+        if big & paths:
+            return None
+        tree = updated_tree(
+            Objects(self.git.git_dir),
+            self._last_tree,
+            os.fsencode(self.project),
+            paths,
+            self.max_file_size,
+        )
+        if tree is not None:
+            self.fast_trees += 1
+        return tree
+
+    def _sync_index(self) -> bool:
+        """Bring the index up to date on the paths fast snapshots left out of it; False:
+        git refused (a path is something else now), and a scan sorts it out."""
+        if not self._unindexed:
+            return True
+        pending, self._unindexed = sorted(self._unindexed), set()
+        done = self.git.run(
+            "update-index", "--remove", "-z", "--stdin", input=b"\0".join(pending), check=False
+        )
+        if done.returncode != 0:
+            self._last_tree = None
+            return False
+        return True
+
     def _sort(
         self, paths: Iterable[bytes]
     ) -> tuple[list[bytes], list[bytes], dict[str, BigFile], bool]:
@@ -578,6 +643,7 @@ class CheckpointStore:
         """Find what changed by the index's stat data (every file is stat()ed)."""
         self.full_scans += 1
         self._scanned_at = time.monotonic()
+        self._sync_index()  # when git refuses, the scan below finds those paths by stat
         fresh = not self.git.index.exists()
         if fresh:
             # Nothing is in the index yet: only the untracked walk is needed.
