@@ -11,7 +11,8 @@ Snapshots are incremental: one index per project keeps git's stat cache, so only
 stat data changed are read again (``git ls-files --modified --others``, then ``update-index``
 on exactly those). A session's store goes further: it watches the project with inotify
 (watch.py) and hands git only the paths that changed, falling back to the scan whenever the
-watcher cannot vouch for having seen everything. Files over ``maxFileSizeMB`` are not stored, only their size and SHA-256,
+watcher cannot vouch for having seen everything; when those paths are files the last tree
+holds, it makes the new tree itself, with no git process (trees.py). Files over ``maxFileSizeMB`` are not stored, only their size and SHA-256,
 and a restore names them. Symlinks and the executable bit are kept exactly; nested
 repositories (a directory with its own ``.git``) are skipped.
 
