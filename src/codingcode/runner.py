@@ -96,6 +96,7 @@ class ToolRunner:
             session_id=ctx.session_id,
             turn_id=ctx.turn_id,
             mode=self.mode,
+            transcript_path=self.lifecycle.transcript_path if self.lifecycle is not None else "",
             # An MCP tool's read-only annotation is set only from a server the settings
             # mark trusted (codingcode.mcp.client); built-ins go by the fixed list (A2).
             read_only_hint=definition.origin.kind == "mcp" and definition.annotations.read_only,

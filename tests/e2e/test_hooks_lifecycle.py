@@ -340,19 +340,31 @@ def test_the_first_prompts_hooks_find_the_transcript_they_are_given(
         f"open({str(log)!r}, 'a').write(json.dumps([data['hook_event_name'],"
         " data['transcript_path'], kinds]) + '\\n')\n",
     )
-    user_hooks(tmp_path, {"SessionStart": command(hook), "UserPromptSubmit": command(hook)})
-    fake.script = [Step(text="Hi.")]
+    user_hooks(
+        tmp_path,
+        {
+            "SessionStart": command(hook),
+            "UserPromptSubmit": command(hook),
+            "PreToolUse": command(hook),
+        },
+    )
+    (project / "a.txt").write_text("a\n")
+    fake.script = [Step(tool_calls=[("read_file", {"path": "a.txt"})]), Step(text="Hi.")]
     env = env_for(fake, "openai", tmp_path)
     result = run(["run", "hello", "--output-format", "json"], project, env)
     assert result.returncode == 0, result.stderr
     session_id = json.loads(result.stdout)["session_id"]
     events = [json.loads(line) for line in log.read_text().splitlines()]
-    assert [(e[0], e[2]) for e in events] == [
+    assert [(e[0], e[2][:1]) for e in events] == [
         ("SessionStart", ["start"]),
         ("UserPromptSubmit", ["start"]),
+        ("PreToolUse", ["start"]),
     ]
+    assert events[0][2] == events[1][2] == ["start"]
+    assert "prompt" in events[2][2]  # by the first call, the prompt is in it
     transcript = Path(events[0][1])
-    assert transcript.parent.name == session_id and events[1][1] == str(transcript)
+    assert transcript.parent.name == session_id
+    assert events[1][1] == events[2][1] == str(transcript)
     # The same file holds the whole session afterwards.
     kinds = [json.loads(line)["type"] for line in transcript.read_text().splitlines()]
     assert kinds[0] == "start" and kinds.count("start") == 1 and "prompt" in kinds

@@ -48,6 +48,8 @@ class ToolCall:
     origin: ToolOrigin = field(default_factory=ToolOrigin)
     #: Links this call's audit records (one per layer) to its outcome; "" when not run.
     call_id: str = ""
+    #: The session's transcript file, for hooks ("" when the session is not saved).
+    transcript_path: str = ""
 
     def __post_init__(self) -> None:
         # A call made by hand (a library caller, a test) that declares nothing, of a built-in

@@ -459,7 +459,7 @@ def hook_input(call: ToolCall) -> dict[str, Any]:
         "tool_name": call.tool,
         "tool_input": hook_tool_input(call),
         "session_id": call.session_id,
-        "transcript_path": "",
+        "transcript_path": call.transcript_path,
         "tool_use_id": call.call_id,
         "turn_id": call.turn_id,
         "cwd": str(call.cwd),
