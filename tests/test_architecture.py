@@ -306,6 +306,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "codingcode.capabilities",  # what approval grants and the sandbox applies
             "codingcode.modes",  # the permission modes' names
             "codingcode.process",  # running a child process; the Launcher protocol
+            "codingcode.process_tree",  # a launched command's processes, ended whole
             "codingcode.plugins",  # installed packages' entry points, loaded
         ),
     ),

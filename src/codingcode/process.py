@@ -24,6 +24,7 @@ from anyio.abc import ByteReceiveStream
 
 from codingcode.cancel import CancelSignal
 from codingcode.capabilities import CapabilitySet
+from codingcode.process_tree import signal_tree, wait_gone
 
 #: Bytes kept per stream: the first half and the last half of this budget.
 OUTPUT_CAP_BYTES = 32_000
@@ -279,6 +280,7 @@ async def run_command(
     finally:
         plan.close_fds()
     timed_out = cancelled = False
+    tree: set[int] = set()
     try:
         async with anyio.create_task_group() as pumps:
             assert proc.stdout is not None and proc.stderr is not None
@@ -290,7 +292,7 @@ async def run_command(
             try:
                 timed_out, cancelled = await _wait(proc, timeout_s, cancel)
             finally:
-                kill_process_group(proc.pid)
+                tree = kill_tree(proc)
             # Pipes close once every holder is dead; a holder that escaped the group
             # (the sandbox's pid namespace catches those) must not hang the call.
             with anyio.move_on_after(_DRAIN_SECONDS):
@@ -298,9 +300,11 @@ async def run_command(
                     await event.wait()
             pumps.cancel_scope.cancel()
     finally:
-        kill_process_group(proc.pid)
+        tree |= kill_tree(proc, tree)
         with anyio.CancelScope(shield=True), anyio.move_on_after(5):
             await proc.aclose()
+            if tree:  # returned once nothing of it runs (a sandbox's namespace is gone)
+                await anyio.to_thread.run_sync(wait_gone, tree, 5.0)
         out.close()
         err.close()
         after = plan.run_finish()
@@ -354,6 +358,15 @@ async def _pump(
             if on_output is not None:
                 on_output(chunk)
     drained.set()
+
+
+def kill_tree(proc: anyio.abc.Process, known: set[int] | None = None) -> set[int]:
+    """SIGKILL the command's group and, while it runs, every process below it (found with
+    the launcher stopped: process_tree.py); returns the pids found, for :func:`wait_gone`.
+
+    The group alone is not enough: ended in its first milliseconds, a sandbox's namespace
+    init is in a session of its own and not yet armed to die with its parent."""
+    return signal_tree(proc.pid, signal.SIGKILL, known or set(), reaped=proc.returncode is not None)
 
 
 def kill_process_group(pgid: int) -> None:

@@ -522,6 +522,21 @@ def test_daemon_dies_on_cancellation(make_box, backend: str) -> None:
     assert wait_until_gone(tok, 3) == []
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_command_ended_while_its_sandbox_starts_leaves_nothing(make_box, backend: str) -> None:
+    """A timeout of a few milliseconds ends the call while the sandbox is being set up
+    (bubblewrap's namespace init not yet armed to die with its parent, in a session of its
+    own): nothing of it may live on, and the call returns once it is gone."""
+    box: Box = make_box(backend)
+    left = []
+    for i in range(24):
+        tok = f"3{os.getpid()}.{time.monotonic_ns()}"  # a sleep length no one else uses
+        result = box.run(f"(setsid sleep {tok} &); sleep {tok}", timeout_s=0.0005 * i)
+        assert result.timed_out
+        left += processes_with(tok)
+    assert left == []
+
+
 # -- the Landlock backend's own report --------------------------------------------------------
 
 

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from codingcode.capabilities import CapabilitySet
 from codingcode.errors import InvalidArgumentsError, NotFoundError, ToolFailureError
 from codingcode.process import Launcher, LaunchPlan, plan_launch
-from codingcode.tools.builtin.process_tree import signal_tree, wait_gone
+from codingcode.process_tree import signal_tree, wait_gone
 from codingcode.tools.definition import BUILTIN, ToolAnnotations, ToolDefinition, ToolExecCtx
 
 if TYPE_CHECKING:

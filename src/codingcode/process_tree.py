@@ -2,7 +2,7 @@
 
 The tree of a launched command is every process below its launcher by parent links in
 ``/proc`` (a sandbox starts the command in a new session, and a command may ``setsid`` its
-children, so its process group alone misses them). Two races make a plain "list, then
+children, so its process group alone misses them). Three races make a plain "list, then
 signal" lose processes:
 
 - the launcher may be creating a child while the tree is listed: the child is missed, the
@@ -13,6 +13,9 @@ signal" lose processes:
   ignores ``SIGTERM`` from outside its namespace, and its die-with-parent is not armed in the
   first milliseconds. Every pid ever listed is kept (``known``) and signalled again by the
   final ``SIGKILL``, which reaches an init whatever it is doing and ends its whole namespace.
+- signalled one by one, a shell whose child was signalled first may see it end and start its
+  next command before its own signal lands. The process group is signalled first, at once,
+  and the rest parents before children.
 """
 
 from __future__ import annotations
@@ -55,18 +58,19 @@ def signal_tree(root: int, sig: int, known: set[int], *, reaped: bool = False) -
     stays taken while one member lives) and ``known`` are signalled.
     """
     stopped = not reaped and _stop(root)
-    tree = set(known)
-    if not reaped:
-        tree.update(descendants(root))
-    for pid in tree:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, sig)
+    found = [] if reaped else descendants(root)
+    # The group at once first (the kernel signals all its members together: none of them
+    # sees another end and reacts, say by starting the next command of a script), then the
+    # others, each parent before its children.
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(root, sig)
+    for pid in [*found, *(known - set(found))]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
     if stopped:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(root, signal.SIGCONT)
-    return tree
+    return known | set(found)
 
 
 def wait_gone(pids: set[int], timeout_s: float) -> set[int]:

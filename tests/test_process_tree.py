@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from codingcode.tools.builtin.process_tree import descendants, signal_tree, wait_gone
+from codingcode.process_tree import descendants, signal_tree, wait_gone
 
 
 def state(pid: int) -> str:
