@@ -147,6 +147,13 @@ def test_trees_made_without_git_are_the_trees_git_makes(project: Path, tmp_path:
         change()
         same_state(watched, scanned)
         assert watched.fast_trees == n
+    # git reads what was written without it (fsck reads every object; the unreachable
+    # ones are the snapshots no checkpoint was recorded for, here all of them).
+    watched.git.run("fsck", "--strict", "--unreachable", "--no-dangling")
+    tree = watched.snapshot_tree()
+    listed = watched.git.out("ls-tree", "-r", tree, "--", "pkg1/mod1/f1.py")
+    assert listed.startswith("100644 blob ")
+    assert watched.git.out("cat-file", "-p", listed.split()[2]) == "edited"
     # A tree that is no longer a loose object (packed, as prune leaves it): git makes it.
     watched.git.run("gc", "--quiet")
     (project / "pkg4" / "mod1" / "f4.py").write_text("after gc\n")
