@@ -8,6 +8,7 @@ the tests find them: to check what they listen on, and that none is left at the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -135,10 +136,8 @@ class LoopbackCluster:
         while self.processes() and time.monotonic() < deadline:
             time.sleep(0.2)
         for pid in self.processes():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def _address(hex_address: str) -> str:
