@@ -237,3 +237,42 @@ def test_ctrl_c_cancels_the_ray_tasks(
     assert started <= {r["id"] for r in results}
     assert {r["status"] for r in results} == {"cancelled"}
     assert wait_gone(str(workdir)) == []
+
+
+def test_ray_keeps_a_loopback_address_and_ships_no_uv_run() -> None:
+    from codingcode.fleet.engines.ray_engine import ray_environment
+
+    single = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+    assert ray_environment("127.0.0.1:6379", {}) == single
+    assert ray_environment("localhost:6379", {}) == single
+    assert ray_environment("auto", {}) == single  # a Ray of this machine
+    assert ray_environment("auto", {"RAY_ADDRESS": "127.0.0.1:6380"}) == single
+    assert ray_environment("10.0.0.5:6379", {}) == {"RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+    assert ray_environment("auto", {"RAY_ADDRESS": "10.0.0.5:6379"}) == {
+        "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"
+    }
+    # What the user set is theirs.
+    mine = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "1", "RAY_ENABLE_UV_RUN_RUNTIME_ENV": "1"}
+    assert ray_environment("127.0.0.1:6379", mine) == {}
+
+
+def test_the_node_probe_finds_the_sandbox_codingcode_run_would_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from codingcode.fleet.engines.ray_engine import probe_node
+    from codingcode.sandbox.service import bubblewrap_problem, find_bwrap, landlock_problem
+
+    bwrap = find_bwrap()
+    works = bwrap is not None and bubblewrap_problem(bwrap) is None
+    landlock = landlock_problem() is None
+    found = probe_node({})
+    assert found["backend"] == ("bubblewrap" if works else "landlock" if landlock else None)
+    assert (found["problem"] is None) == (works or landlock)
+    assert probe_node({"mode": "off"})["problem"] is None
+    monkeypatch.setenv("CODINGCODE_BWRAP", "/nonexistent/bwrap")
+    assert probe_node({"backend": "bubblewrap"}) == {
+        **found,
+        "backend": None,
+        "problem": "bubblewrap (bwrap) is not installed",
+    }
+    assert probe_node({"backend": "landlock"})["backend"] == ("landlock" if landlock else None)
