@@ -30,7 +30,7 @@ from tests.fleet.helpers import (
     wait_gone,
     write_tasks,
 )
-from tests.fleet.ray_cluster import LoopbackCluster
+from tests.fleet.ray_cluster import MARKER, LoopbackCluster
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("fleet_ray")]
 
@@ -81,8 +81,7 @@ def cluster(workdir: Path) -> Iterator[LoopbackCluster]:
         bound = c.listening()
         assert any("gcs_server" in owner for owner in bound.values())
         assert any("raylet" in owner for owner in bound.values())
-        elsewhere = {a: o for a, o in bound.items() if not _loopback(a.split(" ")[1])}
-        assert elsewhere == {}, "the cluster listens beyond 127.0.0.1"
+        assert _beyond_loopback(bound) == {}, "the cluster listens beyond 127.0.0.1"
         yield c
     finally:
         c.shutdown()
@@ -91,8 +90,9 @@ def cluster(workdir: Path) -> Iterator[LoopbackCluster]:
         assert left == {}, f"processes of the Ray cluster outlived it: {left}"
 
 
-def _loopback(address: str) -> bool:
-    return address.rpartition(":")[0] == "127.0.0.1"
+def _beyond_loopback(bound: dict[str, str]) -> dict[str, str]:
+    """The sockets of ``LoopbackCluster.listening`` bound to another address than 127.0.0.1."""
+    return {a: o for a, o in bound.items() if a.split(" ")[1].rpartition(":")[0] != "127.0.0.1"}
 
 
 @pytest.fixture
@@ -113,6 +113,7 @@ def test_a_node_killed_mid_run_loses_no_task(
     write_tasks(tmp_path / "tasks.jsonl", tasks)
     env = fleet_env(server, tmp_path / "home")
     env["CODINGCODE_FLEET_WORKDIR"] = str(workdir)
+    env[MARKER] = cluster.marker  # the driver's sockets are checked too
     args = ["run", "tasks.jsonl", "--out", "out", "--engine", "ray", "--json"]
     proc = start_fleet([*args, "--address", cluster.address], env, tmp_path)
     try:
@@ -123,6 +124,10 @@ def test_a_node_killed_mid_run_loses_no_task(
         ):
             events += wait_for_event(proc, "task_started", 1)
         time.sleep(1.0)  # its session is under way
+        # Mid-run too (Ray's workers, the driver, the sessions): 127.0.0.1 alone.
+        bound = cluster.listening()
+        assert sum("raylet" in o for o in bound.values()) == 6, bound  # 2 per node
+        assert _beyond_loopback(bound) == {}
         cluster.kill(victim)
         out, err = proc.communicate(timeout=300)
     finally:
