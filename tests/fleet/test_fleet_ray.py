@@ -1,6 +1,7 @@
 """``codingcode fleet run --engine ray`` on a real local Ray cluster of three nodes, bound
-to 127.0.0.1 alone: the head, a worker that is killed mid-run, and a worker without
-bubblewrap (refused).
+to 127.0.0.1 alone (``tests/fleet/ray_cluster.py``): the head, a worker that is killed
+mid-run, and a worker without bubblewrap (refused when the settings ask for bubblewrap;
+otherwise it runs its tasks under Landlock, as ``codingcode run`` would there).
 
 Ray comes with the ``ray`` extra (``./dev test`` installs it); without it these tests are
 skipped, saying so. One cluster serves them all (Ray takes long to start)."""
