@@ -52,7 +52,9 @@ def probe_node(sandbox: Mapping[str, Any] | None = None) -> dict[str, Any]:
     problems = []
     if choice in ("auto", "bubblewrap"):
         bwrap = find_bwrap()
-        problem = "bubblewrap (bwrap) is not installed" if bwrap is None else bubblewrap_problem(bwrap)
+        problem = (
+            "bubblewrap (bwrap) is not installed" if bwrap is None else bubblewrap_problem(bwrap)
+        )
         if problem is None:
             return report | {"problem": None, "backend": "bubblewrap"}
         problems.append(problem)
@@ -222,9 +224,9 @@ class _Loop:
             slots = int(float(n.get("Resources", {}).get("CPU", 0)) // TASK_CPUS)
             if slots < 1:
                 continue  # a node without CPUs to give (a head node kept for control)
-            ref = self.probe.options(
-                scheduling_strategy=self.affinity(node_id, soft=False)
-            ).remote(self.sandbox)
+            ref = self.probe.options(scheduling_strategy=self.affinity(node_id, soft=False)).remote(
+                self.sandbox
+            )
             self.probing[ref] = (node_id, self._label(n), time.monotonic())
             self.nodes_pending_slots[node_id] = slots
 
