@@ -4,7 +4,7 @@
 
 Without GCS_ADDRESS it starts a head node; with it, a worker node joining that head. It
 prints one JSON line (``gcs_address``, ``node_id``) once the node runs, then keeps it up
-until SIGTERM or SIGINT and stops it. The tests start it in its own session, so killing
+until SIGTERM or SIGINT, or until the process that started it is gone, and stops it. The tests start it in its own session, so killing
 its process group kills the node at once (a node lost mid-run).
 
 Why not ``ray start``: every node must be bound to 127.0.0.1 alone. Ray turns a loopback
@@ -62,7 +62,10 @@ def main(argv: list[str]) -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, wanted)  # after: its processes must not inherit it
     report.write(json.dumps({"gcs_address": node.gcs_address, "node_id": node.node_id}) + "\n")
     report.close()
-    signal.sigwait(wanted)
+    parent = os.getppid()
+    while signal.sigtimedwait(wanted, 1.0) is None:
+        if os.getppid() != parent:
+            break  # the test run that started it died: the node goes with it
     node.kill_all_processes(check_alive=False, allow_graceful=True, wait=True)
 
 
