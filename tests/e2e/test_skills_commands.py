@@ -83,7 +83,7 @@ def test_untrusted_project_skills_stay_out_with_one_line(
     (folder / "SKILL.md").write_text(SKILL.replace("changelog-writer", "evil"))
     broken = project / ".codingcode" / "skills" / "broken"
     broken.mkdir()
-    (broken / "SKILL.md").write_text("no front matter at all\n")
+    (broken / "SKILL.md").write_text("---\nname: broken\n---\n# Only a heading\n")
     fake.script = [Step(text="Hi.")]
     env = env_for(fake, "anthropic", tmp_path)
     result = run(["run", "hello"], project, env)
@@ -94,7 +94,7 @@ def test_untrusted_project_skills_stay_out_with_one_line(
     assert run(["trust"], project, env).returncode == 0
     fake.script = [Step(text="Hi.")]
     result = run(["run", "hello"], project, env)
-    assert "broken/SKILL.md has no front matter" in result.stderr
+    assert "broken/SKILL.md: `description` is missing" in result.stderr
     assert "- evil: Writes CHANGELOG" in system_text(fake.bodies()[-1])
 
 
