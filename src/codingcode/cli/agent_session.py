@@ -102,7 +102,8 @@ async def cli_session(
     spec = resolve_model(project, model, settings=workspace.settings)  # fail fast
     rules, hidden = tool_rules(allowed_tools, disallowed_tools)
     service = cli_tool_service()  # C1: registered at set-up, hence offered to the model
-    for line in workspace.settings.notes:
+    shown = list(workspace.settings.notes)
+    for line in shown:
         notify(line)
     async with open_project_mcp(project, service, workspace=workspace) as mcp:
         for line in mcp.notes():
@@ -123,6 +124,9 @@ async def cli_session(
             extra_rules=rules,
             workspace=workspace,
         )
+        for line in workspace.settings.notes:  # what the session's readers noted (hooks)
+            if line not in shown:
+                notify(line)
         if session.runner.ignored_grants:
             from codingcode.config import untrusted_note
 

@@ -236,8 +236,13 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
 
     hooks: list[CommandHook] = []
     for f, data, _ in granting_sources(settings, "hooks"):
+        lenient = f.dialect == "claude"  # Claude Code skips what it cannot use, and says so
         if not isinstance(data, dict):
-            raise SettingsError(f"Invalid settings in {f.path}: hooks must be an object.")
+            problem = f"hooks must be an object of events, not {type(data).__name__}"
+            if not lenient:
+                raise SettingsError(f"Invalid settings in {f.path}: {problem}.")
+            _note(settings, f"codingcode: {f.path}: {problem}; its hooks are ignored.")
+            continue
         for event, entries in data.items():
             if event not in ALL_EVENTS:
                 from codingcode.claude_settings import closest_key
@@ -254,7 +259,10 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
             try:
                 parsed = _MATCHERS.validate_python(entries)
             except ValidationError as exc:
-                raise pydantic_error(f.path, f"hooks.{event}", exc) from None
+                error = pydantic_error(f.path, f"hooks.{event}", exc)
+                if not lenient:
+                    raise error from None
+                parsed = _valid_part(entries, event, f.path, settings)
             for m in parsed:
                 for h in m.hooks:
                     hooks.append(
@@ -285,6 +293,45 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
             if note not in settings.notes:
                 settings.notes.append(note)
     return hooks
+
+
+def _note(settings: Settings, line: str) -> None:
+    if line not in settings.notes:
+        settings.notes.append(line)
+
+
+def _valid_part(entries: Any, event: str, path: Path, settings: Settings) -> list[HookMatcherSpec]:
+    """The hooks of one event of a Claude Code file that can be used; one note for each
+    that cannot (naming the file, the entry and why), as Claude Code skips them."""
+    from codingcode.approval.rules import pydantic_error
+
+    if not isinstance(entries, list):
+        _note(
+            settings,
+            f"codingcode: {path}: hooks.{event} must be a list of matchers, not "
+            f"{type(entries).__name__}; its hooks are ignored.",
+        )
+        return []
+    kept: list[HookMatcherSpec] = []
+    for i, entry in enumerate(entries):
+        raw = entry.get("hooks") if isinstance(entry, dict) else None
+        good: list[CommandHookSpec] = []
+        for j, hook in enumerate(raw if isinstance(raw, list) else []):
+            try:
+                good.append(CommandHookSpec.model_validate(hook))
+            except ValidationError as exc:
+                message = pydantic_error(path, f"hooks.{event}[{i}].hooks[{j}]", exc).message
+                _note(settings, f"codingcode: {message.rstrip('.')}; this hook is ignored.")
+        if not isinstance(raw, list):
+            _note(
+                settings,
+                f"codingcode: {path}: hooks.{event}[{i}] has no list of `hooks`; it is ignored.",
+            )
+            continue
+        matcher = entry.get("matcher", "*")
+        if good:
+            kept.append(HookMatcherSpec(matcher=str(matcher or "*"), hooks=good))
+    return kept
 
 
 def runnable_hooks(hooks: list[CommandHook], *, distrust_project: bool) -> list[CommandHook]:
