@@ -136,6 +136,32 @@ def test_a_bad_rule_in_a_claude_file_is_reported_once_not_fatal(project: Path) -
     assert "permissions.deny[2]" in settings.notes[1]
 
 
+def test_rules_for_claude_tools_we_do_not_have_are_one_note(project: Path) -> None:
+    """``PowerShell(...)``, ``Skill(...)``: Claude Code's syntax for tools codingcode does not
+    have; understood (never "not a tool"), standing for nothing, one note for the file. In
+    our own file (and ``rules add``) such a rule is refused with that reason."""
+    from codingcode.approval.rules import RuleSyntaxError
+    from codingcode.approval.rules.syntax import rule_texts
+
+    write(
+        project / ".claude" / "settings.json",
+        {
+            "permissions": {
+                "allow": ["PowerShell(npm install)", "PowerShell(node a.mjs)", "Skill(pdf)"],
+                "deny": ["Bash(rm:*)"],
+            }
+        },
+    )
+    settings = load_settings(project)
+    policy = load_policy(project, settings)
+    assert [r.shown for r in policy.rules] == ["Bash(rm:*)"]
+    assert len(settings.notes) == 1, settings.notes
+    assert "3 permission rules for Claude Code tools codingcode does not have" in settings.notes[0]
+    assert "(PowerShell, Skill) are not used here" in settings.notes[0]
+    with pytest.raises(RuleSyntaxError, match="Claude Code's PowerShell tool has no equivalent"):
+        rule_texts("PowerShell(npm install)")
+
+
 @pytest.mark.e2e
 def test_config_command_shows_each_file_and_what_it_contributed(project: Path) -> None:
     write(
