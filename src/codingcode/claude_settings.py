@@ -89,6 +89,10 @@ CLAUDE_KEYS_KNOWN = frozenset(
         "maxThinkingTokens",
         "feedbackSurveyState",
         "skipWebFetchPreflight",
+        # Read from `.mcp.json` and `~/.claude.json` by Claude Code; recognised here.
+        "mcpServers",
+        "allowedHttpHookUrls",
+        "httpHookAllowedEnvVars",
     }
 )
 
