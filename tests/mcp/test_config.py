@@ -88,7 +88,9 @@ def test_a_url_without_type_is_http_or_sse_by_its_path(tmp_path: Path) -> None:
     """``{"url": ...}`` alone (as other clients' files write it): streamable HTTP, or SSE
     for a URL ending in /sse."""
     source = tmp_path / ".mcp.json"
-    plain = parse_server("a", {"url": "http://127.0.0.1:9/mcp/"}, scope=Scope.PROJECT, source=source)
+    plain = parse_server(
+        "a", {"url": "http://127.0.0.1:9/mcp/"}, scope=Scope.PROJECT, source=source
+    )
     assert plain.transport == "http" and plain.describe() == "http://127.0.0.1:9/mcp/"
     sse = parse_server("b", {"url": "http://127.0.0.1:9/sse"}, scope=Scope.PROJECT, source=source)
     assert sse.transport == "sse"

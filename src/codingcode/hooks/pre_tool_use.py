@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from codingcode.approval.pipeline import HOOK, LayerResult, ToolCall
 from codingcode.config import Scope, Settings, SettingsError, granting_sources, grants_apply
+from codingcode.hooks.http_hook import HookNetwork, hook_network
 
 PRE_TOOL_USE = "tool.approval.pre_use"
 POST_APPROVAL = "tool.approval.post"
@@ -57,8 +58,8 @@ Listener = Callable[[dict[str, Any]], None]
 # -- settings ----------------------------------------------------------------------------
 class CommandHookSpec(BaseModel):
     """One handler, as Claude Code's hooks reference writes it. Keys it documents that do
-    not apply here (``statusMessage``, ``asyncRewake``, ``rewakeMessage``, ...) are
-    accepted and ignored, as Claude Code ignores what it does not know."""
+    not apply here (``asyncRewake``, ``rewakeMessage``, ...) are accepted and ignored, as
+    Claude Code ignores what it does not know."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
     type: Literal["command", "http", "prompt", "agent"] = "command"
@@ -72,6 +73,8 @@ class CommandHookSpec(BaseModel):
     if_: str | None = Field(default=None, alias="if")
     once: bool = False
     statusMessage: str | None = None
+    #: An ``http`` hook's header values may name these environment variables.
+    allowedEnvVars: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _needs_its_target(self) -> CommandHookSpec:
@@ -206,6 +209,13 @@ class CommandHook:
     run_async: bool = False
     #: ``bash`` runs the command with bash (default: /bin/sh).
     shell: str | None = None
+    #: ``statusMessage``: shown while the hook runs (the app, stderr, stream-json).
+    status_message: str = ""
+    #: An ``http`` hook: the variables its header values may name (``allowedEnvVars``).
+    allowed_env_vars: tuple[str, ...] = ()
+    #: An ``http`` hook: the network policy its URL is decided by (None: only cloud
+    #: metadata addresses are refused, as for a hook made in code).
+    network: HookNetwork | None = field(default=None, compare=False)
 
     def matches(self, tool: str) -> bool:
         return matcher_matches(self.matcher, tool)
@@ -235,6 +245,7 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
     from codingcode.approval.rules import pydantic_error
 
     hooks: list[CommandHook] = []
+    network: HookNetwork | None = None
     for f, data, _ in granting_sources(settings, "hooks"):
         lenient = f.dialect == "claude"  # Claude Code skips what it cannot use, and says so
         if not isinstance(data, dict):
@@ -265,6 +276,8 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
                 parsed = _valid_part(entries, event, f.path, settings)
             for m in parsed:
                 for h in m.hooks:
+                    if h.type == "http" and network is None:
+                        network = hook_network(settings)
                     hooks.append(
                         CommandHook(
                             h.command or "",
@@ -282,6 +295,9 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
                             once=h.once,
                             run_async=h.async_,
                             shell=h.shell,
+                            status_message=" ".join((h.statusMessage or "").split()),
+                            allowed_env_vars=tuple(h.allowedEnvVars),
+                            network=network if h.type == "http" else None,
                         )
                     )
         inactive = sorted({h.event for h in hooks if h.source == str(f.path) and not h.active})
@@ -423,7 +439,7 @@ class PreToolUseHooks:
                     if hook in self.ran_once:
                         continue
                     self.ran_once.add(hook)
-                answer = await run_command_hook(hook, current, self.bus.ask_model)
+                answer = await run_command_hook(hook, current, self.bus.ask_model, self.bus)
                 answers.append((f"hook `{hook.label}`", answer))
                 if answer.decision == "deny":
                     break
@@ -566,14 +582,48 @@ async def run_prompt_hook(
     return HookRun(2, "", str(answer.get("reason") or "the prompt hook said no"))
 
 
+#: The bus event of a hook with a ``statusMessage``: ``{"state": "start"|"end",
+#: "message", "event", "hook"}`` when it starts and when it is done.
+HOOK_STATUS = "hook.status"
+
+
 async def run_hook(
-    hook: CommandHook, payload: dict[str, Any], cwd: Path, ask_model: HookModel | None = None
+    hook: CommandHook,
+    payload: dict[str, Any],
+    cwd: Path,
+    ask_model: HookModel | None = None,
+    bus: HookBus | None = None,
 ) -> HookRun:
     """Run one hook of any kind: a command (``/bin/sh``, or bash with ``shell: bash``;
     ``async``: started and not waited for), an HTTP hook (the event POSTed as JSON to its
-    URL, its response body read as a command's output)."""
+    URL through the network policy, its response body read as a command's output). A
+    ``statusMessage`` goes to ``bus``'s listeners while the hook runs."""
+    if not hook.status_message or bus is None or hook.run_async:
+        return await _run_hook(hook, payload, cwd, ask_model)
+    status = {"message": hook.status_message, "event": hook.event, "hook": hook.label}
+    bus.emit(HOOK_STATUS, {"state": "start", **status})
+    try:
+        return await _run_hook(hook, payload, cwd, ask_model)
+    finally:
+        bus.emit(HOOK_STATUS, {"state": "end", **status})
+
+
+async def _run_hook(
+    hook: CommandHook, payload: dict[str, Any], cwd: Path, ask_model: HookModel | None
+) -> HookRun:
     if hook.kind == "http":
-        return await run_http_hook(hook.url, dict(hook.headers), payload, hook.timeout_s)
+        from codingcode.hooks.http_hook import HookNetwork, expand_headers, post_event
+
+        answer = await post_event(
+            hook.url,
+            expand_headers(dict(hook.headers), hook.allowed_env_vars),
+            payload,
+            hook.timeout_s,
+            hook.network or HookNetwork(),
+        )
+        if answer.failure:
+            return HookRun(None, "", "", answer.failure)
+        return HookRun(0, answer.body, "")
     if hook.kind in ("prompt", "agent"):
         return await run_prompt_hook(hook, payload, ask_model)
     if hook.shell == "powershell":
@@ -619,28 +669,6 @@ def start_detached(
             proc.wait()
 
     threading.Thread(target=feed_and_reap, daemon=True).start()
-
-
-async def run_http_hook(
-    url: str, headers: dict[str, str], payload: dict[str, Any], timeout_s: float
-) -> HookRun:
-    """POST the event's JSON to ``url``: a 2xx response's body is read as a command hook's
-    stdout; anything else (no answer within the timeout, another status) is a failure."""
-    import httpx
-
-    try:
-        with anyio.fail_after(timeout_s):
-            async with httpx.AsyncClient(timeout=timeout_s, follow_redirects=False) as client:
-                response = await client.post(
-                    url, json=payload, headers={"Content-Type": "application/json", **headers}
-                )
-    except TimeoutError:
-        return HookRun(None, "", "", f"did not answer within {timeout_s:g}s")
-    except httpx.HTTPError as exc:
-        return HookRun(None, "", "", f"could not be reached ({type(exc).__name__})")
-    if not 200 <= response.status_code < 300:
-        return HookRun(None, "", "", f"answered HTTP {response.status_code}")
-    return HookRun(0, response.text[:_MAX_HOOK_OUTPUT], "")
 
 
 async def run_hook_process(
@@ -711,11 +739,14 @@ def if_matches(hook: CommandHook, call: ToolCall) -> bool:
 
 
 async def run_command_hook(
-    hook: CommandHook, call: ToolCall, ask_model: HookModel | None = None
+    hook: CommandHook,
+    call: ToolCall,
+    ask_model: HookModel | None = None,
+    bus: HookBus | None = None,
 ) -> HookAnswer:
     """Run one hook; a failure is an ask, never an allow — but an HTTP hook that does not
     answer lets the call go on (Claude Code's rule: a non-blocking error), said once."""
-    run = await run_hook(hook, hook_input(call), call.project_path, ask_model)
+    run = await run_hook(hook, hook_input(call), call.project_path, ask_model, bus)
     if run.code is None:
         if hook.kind == "http":
             _say_once(f"codingcode: the PreToolUse hook {hook.url} {run.failure}; going on.")

@@ -106,9 +106,7 @@ def skill_dirs(project: Path) -> list[tuple[Scope, Path]]:
     ]
 
 
-def parse_skill(
-    path: Path, scope: Scope, data: bytes, warnings: list[str] | None = None
-) -> Skill:
+def parse_skill(path: Path, scope: Scope, data: bytes, warnings: list[str] | None = None) -> Skill:
     """One SKILL.md; a SettingsError (one line naming the file) when it cannot be used.
 
     As lenient as Claude Code: every front-matter key is optional (no front matter at all,
