@@ -63,6 +63,17 @@ class HeadlessReporter:
     def as_json(self) -> bool:
         return self.output_format == "json"
 
+    def hook_status(self, event: dict[str, Any]) -> None:
+        """A hook's ``statusMessage`` while it runs: a ``hook_status`` line (stream-json),
+        kept (json), or a progress line on stderr as it starts (text)."""
+        record = {"type": "hook_status", "session_id": self.root, **event}
+        if self.output_format == "stream-json":
+            self.emit(record)
+        elif self.output_format == "json":
+            self.events.append(record)
+        elif not self.quiet and event["state"] == "start":
+            typer.echo(f"… {event['message']} ({event['event']} hook)", err=True)
+
     def emit(self, record: dict[str, Any]) -> None:
         sys.stdout.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         sys.stdout.flush()
