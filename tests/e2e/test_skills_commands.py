@@ -313,3 +313,33 @@ def test_skills_in_the_app(project: Path, fake: FakeModelServer, tmp_path: Path)
         assert wait_exit(term, exit_file) == "0"
     finally:
         term.close()
+
+
+@pytest.mark.parametrize(
+    ("model", "sent"),
+    [
+        ("haiku", "fake-model"),  # an alias with no model for this provider: the session's
+        ("inherit", "fake-model"),
+        ("claude-3-5-haiku-20241022", "fake-model"),  # a Claude model id under openai
+        ("small-model", "small-model"),  # a bare name: that model of the session's provider
+    ],
+)
+def test_a_commands_model_in_claude_codes_words(
+    project: Path, fake: FakeModelServer, tmp_path: Path, model: str, sent: str
+) -> None:
+    """``model: haiku`` (or ``sonnet``, ``inherit``, a bare model id), as Claude Code's
+    commands and skills write it: resolved against the session's model, never an error."""
+    command = project / ".claude" / "commands" / "quick.md"
+    command.parent.mkdir(parents=True)
+    command.write_text(f"---\nmodel: {model}\n---\nSay hi to $ARGUMENTS\n")
+    skill = project / ".claude" / "skills" / "greet" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(f"---\nname: greet\ndescription: Greets.\nmodel: {model}\n---\nGreet $ARGUMENTS\n")
+    env = env_for(fake, "openai", tmp_path) | {"CODINGCODE_TRUST_ALL": "1"}
+    for line, text in (("/quick Ann", "Say hi to Ann"), ("/greet Bo", "Greet Bo")):
+        fake.script = [Step(text="ok")]
+        result = run(["run", line], project, env)
+        assert result.returncode == 0, result.stderr
+        body = fake.bodies()[-1]
+        assert body["model"] == sent
+        assert text in json.dumps(body["messages"])
