@@ -334,7 +334,9 @@ def test_a_commands_model_in_claude_codes_words(
     command.write_text(f"---\nmodel: {model}\n---\nSay hi to $ARGUMENTS\n")
     skill = project / ".claude" / "skills" / "greet" / "SKILL.md"
     skill.parent.mkdir(parents=True)
-    skill.write_text(f"---\nname: greet\ndescription: Greets.\nmodel: {model}\n---\nGreet $ARGUMENTS\n")
+    skill.write_text(
+        f"---\nname: greet\ndescription: Greets.\nmodel: {model}\n---\nGreet $ARGUMENTS\n"
+    )
     env = env_for(fake, "openai", tmp_path) | {"CODINGCODE_TRUST_ALL": "1"}
     for line, text in (("/quick Ann", "Say hi to Ann"), ("/greet Bo", "Greet Bo")):
         fake.script = [Step(text="ok")]
