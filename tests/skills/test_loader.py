@@ -230,6 +230,9 @@ def test_invocation_flags_parse_from_yaml_and_plain_lines(project: Path) -> None
     assert parsed("disable-model-invocation: true\n") == (False, True)
     assert parsed("disable-model-invocation: False\nuser-invocable: false\n") == (True, False)
     assert parsed("allowed-tools: [Read]\ndisable-model-invocation: true\n") == (False, True)
+    # YAML 1.1's words, also on a plain `key: value` line (read without the YAML parser)
+    assert parsed("disable-model-invocation: yes\nuser-invocable: no\n") == (False, False)
+    assert parsed("user-invocable: 'off'\n") == (True, False)
     with pytest.raises(SettingsError, match="`disable-model-invocation` must be true or false"):
         parsed("disable-model-invocation: sometimes\n")
 

@@ -189,8 +189,11 @@ def flag(meta: dict[str, object], key: str, default: bool, path: Path) -> bool:
         return default
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "on", "1"):  # the plain line's text, as YAML 1.1 reads it
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
     raise SettingsError(f"Skill {path}: `{key}` must be true or false, not {value!r}.")
 
 
