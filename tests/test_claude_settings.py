@@ -122,6 +122,17 @@ def test_unknown_keys_get_the_closest_valid_key(project: Path) -> None:
     assert "'hoks'" in notes[1] and "did you mean 'hooks'" in notes[1]
 
 
+def test_many_unknown_keys_of_one_file_are_one_line(project: Path) -> None:
+    write(
+        project / ".claude" / "settings.json",
+        {"project": "x", "version": "1", "permisions": {}, "hooks": {}},
+    )
+    notes = load_settings(project).notes
+    assert len(notes) == 1, notes
+    assert "unknown settings keys 'project', 'version', 'permisions'" in notes[0]
+    assert "(did you mean 'permissions'?)" in notes[0]
+
+
 def test_a_bad_rule_in_a_claude_file_is_reported_once_not_fatal(project: Path) -> None:
     write(
         project / ".claude" / "settings.json",
