@@ -148,7 +148,8 @@ def test_a_claude_code_file_with_bad_hooks_keeps_the_good_ones(project: Path) ->
                             "matcher": "Bash",
                             "hooks": [
                                 {"type": "command", "command": "good-one"},
-                                {"type": "command", "command": "slow", "timeout": 9999},
+                                {"type": "command", "command": "slow", "timeout": 0},
+                                {"type": "command", "command": "ms", "timeout": 30000},
                                 {"type": "shell-script", "script": "x.sh"},
                             ],
                         },
@@ -162,16 +163,18 @@ def test_a_claude_code_file_with_bad_hooks_keeps_the_good_ones(project: Path) ->
     )
     settings = load_settings(project)
     hooks = load_command_hooks(settings)
-    assert [(h.event, h.command, h.matcher) for h in hooks] == [
-        ("PreToolUse", "good-one", "Bash"),
-        ("Stop", "good-two", "*"),
+    assert [(h.event, h.command, h.matcher, h.timeout_s) for h in hooks] == [
+        ("PreToolUse", "good-one", "Bash", 60),
+        ("PreToolUse", "ms", "Bash", 600),  # a timeout over the ceiling runs with it
+        ("Stop", "good-two", "*", 60),
     ]
     notes = [n for n in settings.notes if str(path) in n]
-    assert len(notes) == 4, notes
-    assert "hooks.PreToolUse[0].hooks[1].timeout" in notes[0]
-    assert "hooks.PreToolUse[0].hooks[2].type" in notes[1]
-    assert "hooks.PreToolUse[1] has no list of `hooks`" in notes[2]
-    assert "hooks.PostToolUse must be a list of matchers, not dict" in notes[3]
+    assert len(notes) == 5, notes
+    assert "hooks.PreToolUse[0].hooks[2].timeout 30000 is over 600 seconds" in notes[0]
+    assert "hooks.PreToolUse[0].hooks[1].timeout" in notes[1]
+    assert "hooks.PreToolUse[0].hooks[3].type" in notes[2]
+    assert "hooks.PreToolUse[1] has no list of `hooks`" in notes[3]
+    assert "hooks.PostToolUse must be a list of matchers, not dict" in notes[4]
     build_runner(project)  # the session starts
 
 

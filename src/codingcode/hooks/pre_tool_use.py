@@ -267,6 +267,8 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
                 if note not in settings.notes:
                     settings.notes.append(note)
                 continue
+            if lenient:
+                entries = _clamp_timeouts(entries, event, f.path, settings)
             try:
                 parsed = _MATCHERS.validate_python(entries)
             except ValidationError as exc:
@@ -314,6 +316,34 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
 def _note(settings: Settings, line: str) -> None:
     if line not in settings.notes:
         settings.notes.append(line)
+
+
+def _clamp_timeouts(entries: Any, event: str, path: Path, settings: Settings) -> Any:
+    """A Claude Code file's ``timeout`` over :data:`HOOK_TIMEOUT_MAX_S` (Claude Code sets no
+    ceiling; ``30000`` is a common slip for milliseconds) runs with the ceiling, noted once
+    — the hook is not dropped."""
+    if not isinstance(entries, list):
+        return entries
+    out: list[Any] = []
+    for i, entry in enumerate(entries):
+        hooks = entry.get("hooks") if isinstance(entry, dict) else None
+        if not isinstance(hooks, list):
+            out.append(entry)
+            continue
+        fixed: list[Any] = []
+        for j, hook in enumerate(hooks):
+            timeout = hook.get("timeout") if isinstance(hook, dict) else None
+            big = isinstance(timeout, int | float) and not isinstance(timeout, bool)
+            if big and timeout > HOOK_TIMEOUT_MAX_S:
+                _note(
+                    settings,
+                    f"codingcode: {path}: hooks.{event}[{i}].hooks[{j}].timeout {timeout:g} is "
+                    f"over {HOOK_TIMEOUT_MAX_S:g} seconds; it runs with {HOOK_TIMEOUT_MAX_S:g}.",
+                )
+                hook = {**hook, "timeout": HOOK_TIMEOUT_MAX_S}
+            fixed.append(hook)
+        out.append({**entry, "hooks": fixed})
+    return out
 
 
 def _valid_part(entries: Any, event: str, path: Path, settings: Settings) -> list[HookMatcherSpec]:
