@@ -186,6 +186,9 @@ def test_claude_code_agents_in_sub_folders_and_with_display_names_load(
     (base / "persona.md").write_text(
         "---\nname: Code Reviewer\ndescription: Reviews.\n---\nReview it.\n"
     )
+    (base / "spaced.md").write_text(
+        "---\nname: spaced\ntools: Read Grep Bash(git status:*)\n---\nLook.\n"
+    )
     (base / "year.md").write_text("---\nname: 2024\ndescription: 1.5\n---\nA year.\n")
     (base / ".hidden").mkdir()
     (base / ".hidden" / "x.md").write_text("---\nname: hidden\n---\nNo.\n")
@@ -194,12 +197,14 @@ def test_claude_code_agents_in_sub_folders_and_with_display_names_load(
     assert agents["code-reviewer"].description == "Reviews."
     assert agents["2024"].description == "1.5"
     assert "hidden" not in agents
+    assert agents["spaced"].tools == ("read_file", "search_code")  # untrusted: read-only
     assert agents["team-api-checker"].tools == ("read_file",)  # untrusted: read-only
     from codingcode.trust import TrustStore
 
     TrustStore().trust(project)
     agents = load_agents(Workspace.load(project))
     assert agents["team-api-checker"].tools == ("read_file", "execute_command")
+    assert agents["spaced"].tools == ("read_file", "search_code", "execute_command")
 
 
 def test_untrusted_project_profile_keeps_only_read_only_tools(

@@ -110,9 +110,12 @@ class _FrontMatter(BaseModel):
     @field_validator("tools", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
-        # Claude Code's files write `tools: Read, Grep`; accept the comma form too.
+        # Claude Code's files write `tools: Read, Grep` (or `Read Grep`, as skills'
+        # allowed-tools): split on commas and spaces outside parentheses.
         if isinstance(value, str):
-            return [t.strip() for t in value.split(",") if t.strip()]
+            from codingcode.approval.rules.syntax import split_rule_list
+
+            return split_rule_list([value])
         return value
 
 
