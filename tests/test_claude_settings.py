@@ -125,7 +125,16 @@ def test_unknown_keys_get_the_closest_valid_key(project: Path) -> None:
 def test_many_unknown_keys_of_one_file_are_one_line(project: Path) -> None:
     write(
         project / ".claude" / "settings.json",
-        {"project": "x", "version": "1", "permisions": {}, "hooks": {}},
+        {
+            "project": "x",
+            "version": "1",
+            "permisions": {},
+            "hooks": {},
+            # Claude Code's own keys, recognised (not reported)
+            "mcpServers": {},
+            "allowedHttpHookUrls": [],
+            "httpHookAllowedEnvVars": [],
+        },
     )
     notes = load_settings(project).notes
     assert len(notes) == 1, notes
