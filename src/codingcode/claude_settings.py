@@ -3,7 +3,7 @@
 ``~/.claude/settings.json``, ``.claude/settings.json`` and ``.claude/settings.local.json``
 are read at the same levels as ours (user, project, local). What codingcode acts on from
 them is their ``permissions`` (allow/ask/deny rules in Claude Code's syntax and the
-``defaultMode``) and their ``hooks``; every other key Claude Code documents is recognised
+``defaultMode``), their ``hooks`` and ``allowedHttpHookUrls``; every other key Claude Code documents is recognised
 and shown by ``codingcode config`` as not used here; a key neither knows is a warning that
 names the closest valid key.
 
@@ -42,7 +42,7 @@ CODINGCODE_KEYS = frozenset(
 )
 
 #: Keys of Claude Code's settings that codingcode reads from a Claude Code file.
-CLAUDE_KEYS_USED = frozenset({"permissions", "hooks", "$schema"})
+CLAUDE_KEYS_USED = frozenset({"permissions", "hooks", "$schema", "allowedHttpHookUrls"})
 
 #: Every other top-level key Claude Code's settings reference documents: recognised, not
 #: used (``codingcode config`` lists them).
@@ -91,7 +91,6 @@ CLAUDE_KEYS_KNOWN = frozenset(
         "skipWebFetchPreflight",
         # Read from `.mcp.json` and `~/.claude.json` by Claude Code; recognised here.
         "mcpServers",
-        "allowedHttpHookUrls",
         "httpHookAllowedEnvVars",
     }
 )

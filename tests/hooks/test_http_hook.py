@@ -217,3 +217,33 @@ async def test_a_status_message_is_told_while_the_hook_runs(project: Path, serve
     await run_command_hook(hook, call(project), None, bus)
     # start before the request reached the server, end after it answered
     assert seen == [("start", "Checking the call", 0), ("end", "Checking the call", 1)]
+
+
+@pytest.mark.parametrize(
+    ("patterns", "reached"),
+    [
+        (["http://127.0.0.1:*/hook"], True),
+        (["https://hooks.example.com/*"], False),
+        ([], False),  # set and empty: no URL at all
+    ],
+)
+async def test_claude_codes_allowed_http_hook_urls_limit_the_url(
+    project: Path,
+    server: int,
+    patterns: list[str],
+    reached: bool,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``allowedHttpHookUrls`` of a Claude Code file (a restriction, so an untrusted project
+    file's applies too) limits the URLs before the network lists do."""
+    path = project / ".claude" / "settings.local.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"allowedHttpHookUrls": patterns}))
+    hook = configure(project, f"http://127.0.0.1:{server}/hook", None)
+    answer = await run_command_hook(hook, call(project))
+    assert bool(Recorder.seen) is reached
+    if reached:
+        assert answer.decision == "deny"
+    else:
+        assert answer.decision == "continue"
+        assert "matches no pattern of allowedHttpHookUrls" in capsys.readouterr().err

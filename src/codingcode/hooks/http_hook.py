@@ -6,7 +6,8 @@ enforces (:mod:`codingcode.sandbox.network.domains`): a name in
 "limited"`` the name must be in ``allowedDomains`` and a local address (``localhost``,
 ``127.0.0.1``, a private range) is reached only when listed exactly (or with
 ``allowLocalAddresses``) — the decision a sandboxed command's request would get from the
-proxy. Cloud metadata addresses are never reached. The name is resolved once, every
+proxy. Cloud metadata addresses are never reached. Claude Code's ``allowedHttpHookUrls``
+(URL patterns, ``*`` a wildcard; an empty list: none) limits the URLs first. The name is resolved once, every
 address is checked, and the request goes to a checked address (no second lookup).
 
 A refused URL, one that does not answer within the hook's ``timeout``, or an answer that
@@ -17,6 +18,7 @@ goes on; the caller says so in one line). Header values may name environment var
 
 from __future__ import annotations
 
+import fnmatch
 import ipaddress
 import os
 import re
@@ -40,6 +42,8 @@ from codingcode.sandbox.network.domains import (
 if TYPE_CHECKING:
     from codingcode.config import Settings
 
+#: Claude Code's setting: the URL patterns an HTTP hook may be sent to.
+URLS_KEY = "allowedHttpHookUrls"
 #: At most this much of an answer is read (a command hook's stdout has the same limit).
 MAX_ANSWER = 1 << 20
 
@@ -52,6 +56,16 @@ class HookNetwork:
     limited: bool = False
     #: Set when the sandbox settings could not be read: every URL is refused with it.
     broken: str = ""
+    #: Claude Code's ``allowedHttpHookUrls`` (``*`` a wildcard), every file's joined; None:
+    #: not set anywhere (no limit); empty: no URL at all.
+    url_patterns: tuple[str, ...] | None = None
+
+    def check_url(self, url: str) -> Verdict:
+        if self.url_patterns is None:
+            return Verdict.allow()
+        if any(fnmatch.fnmatchcase(url, p) for p in self.url_patterns):
+            return Verdict.allow()
+        return Verdict(False, f"{url} matches no pattern of {URLS_KEY}", URLS_KEY)
 
     def check_name(self, host: str, *, method: str | None) -> Verdict:
         if self.broken:
@@ -75,15 +89,26 @@ class HookNetwork:
 
 
 def hook_network(settings: Settings) -> HookNetwork:
-    """The network policy of the session whose ``settings`` these are."""
+    """The network policy of the session whose ``settings`` these are, with Claude Code's
+    ``allowedHttpHookUrls`` of every file (a restriction: it applies from a project file the
+    user has not trusted too)."""
     from codingcode.config import SettingsError
     from codingcode.sandbox.policy import Network, load_policy
 
+    patterns: list[str] | None = None
+    for f, value in settings.sources(URLS_KEY):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return HookNetwork(broken=f"{URLS_KEY} in {f.path} is not a list of URL patterns")
+        patterns = [*(patterns or []), *value]
     try:
         policy = load_policy(settings.project, settings)
     except SettingsError as exc:
         return HookNetwork(broken=f"the sandbox settings cannot be read ({exc.message})")
-    return HookNetwork(policy.domains, policy.network is Network.LIMITED)
+    return HookNetwork(
+        policy.domains,
+        policy.network is Network.LIMITED,
+        url_patterns=None if patterns is None else tuple(dict.fromkeys(patterns)),
+    )
 
 
 @dataclass(frozen=True)
@@ -129,7 +154,9 @@ async def post_event(
         return HttpAnswer(failure="has a URL that is not http(s)://HOST/...")
     host = target.raw_host.decode("ascii")
     method = "POST" if target.scheme == "http" else None  # inside HTTPS it cannot be seen
-    verdict = network.check_name(host, method=method)
+    verdict = network.check_url(url)
+    if verdict.allowed:
+        verdict = network.check_name(host, method=method)
     if not verdict.allowed:
         return HttpAnswer(failure=_blocked(verdict))
     port = target.port or (443 if target.scheme == "https" else 80)

@@ -333,8 +333,8 @@ def _clamp_timeouts(entries: Any, event: str, path: Path, settings: Settings) ->
         fixed: list[Any] = []
         for j, hook in enumerate(hooks):
             timeout = hook.get("timeout") if isinstance(hook, dict) else None
-            big = isinstance(timeout, int | float) and not isinstance(timeout, bool)
-            if big and timeout > HOOK_TIMEOUT_MAX_S:
+            number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
+            if number and isinstance(timeout, int | float) and timeout > HOOK_TIMEOUT_MAX_S:
                 _note(
                     settings,
                     f"codingcode: {path}: hooks.{event}[{i}].hooks[{j}].timeout {timeout:g} is "
