@@ -56,7 +56,7 @@ def grant_files(project: Path) -> list[Path]:
     for base_dir in (project / ".codingcode", project / ".claude"):
         agents_dir = base_dir / "agents"
         if agents_dir.is_dir():
-            agents += sorted(agents_dir.glob("*.md"))
+            agents += sorted(p for p in agents_dir.rglob("*.md") if p.is_file())
     return [*base, *claude, *agents, *_instruction_files(project)]
 
 

@@ -140,6 +140,9 @@ def parse_command(
     meta, body = split_front_matter(data, path, what, required=False, warnings=warnings)
     name = path.stem
     if not NAME.match(name):
+        # `Meal Prep & Plan.md`: its slug is the `/name` to type (as skills' display names)
+        name = re.sub(r"[^a-z0-9_.-]+", "-", name.lower()).strip("-_.")[:100]
+    if not NAME.match(name):
         raise SettingsError(
             f"Command {path}: the file name must make a command name of letters, digits, "
             "'-', '_' or '.'."

@@ -16,9 +16,11 @@ user's own, never shadowed by a repository), then the project's ``.codingcode/sk
 ``.claude/skills/`` (read, never written: compatibility with Claude Code). A project's
 skills are instructions someone else may have written, so they load only once the user has
 trusted them (``codingcode trust``; each ``SKILL.md`` is recorded by its content, like the
-other grant-bearing files). A skill that cannot be used — no front matter, invalid YAML, a
-missing description, a bad or duplicate name, a file over :data:`MAX_SKILL_BYTES` — is one
-line in :attr:`SkillSet.notes`; the others load.
+other grant-bearing files). Front matter is optional, as in Claude Code (the folder's name,
+the first paragraph as the description; front matter that is not YAML is a warning, and the
+skill loads without it). A skill that cannot be used — no description anywhere, a bad or
+duplicate name, a file over :data:`MAX_SKILL_BYTES` — is one line in
+:attr:`SkillSet.notes`; the others load.
 """
 
 from __future__ import annotations
@@ -104,10 +106,15 @@ def skill_dirs(project: Path) -> list[tuple[Scope, Path]]:
     ]
 
 
-def parse_skill(path: Path, scope: Scope, data: bytes) -> Skill:
-    """One SKILL.md; a SettingsError (one line naming the file) when it cannot be used."""
+def parse_skill(path: Path, scope: Scope, data: bytes, warnings: list[str] | None = None) -> Skill:
+    """One SKILL.md; a SettingsError (one line naming the file) when it cannot be used.
+
+    As lenient as Claude Code: every front-matter key is optional (no front matter at all,
+    or front matter that is not YAML, loads the skill without it — a line in ``warnings``
+    for the latter); the name defaults to the folder's, the description to the first
+    paragraph of the instructions."""
     what = "Skill"
-    meta, body = split_front_matter(data, path, what, required=True)
+    meta, body = split_front_matter(data, path, what, required=False, warnings=warnings)
     raw_name = meta.get("name", path.parent.name)
     name = str(raw_name).strip() if isinstance(raw_name, str | int) else ""
     display = ""
@@ -121,9 +128,12 @@ def parse_skill(path: Path, scope: Scope, data: bytes) -> Skill:
         display, name = name, slug
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
+        description = first_paragraph(body)
+    if not description:
         raise SettingsError(
-            f"Skill {path}: `description` is missing; it says what the skill does and when "
-            "to use it (the model sees only names and descriptions until it uses one)."
+            f"Skill {path}: `description` is missing and the instructions have no paragraph "
+            "to take it from; it says what the skill does and when to use it (the model "
+            "sees only names and descriptions until it uses one)."
         )
     description = " ".join(description.split())
     if len(description) > MAX_DESCRIPTION:
@@ -154,6 +164,24 @@ def parse_skill(path: Path, scope: Scope, data: bytes) -> Skill:
     )
 
 
+def first_paragraph(body: str) -> str:
+    """The first paragraph of Markdown text (headings, fences and rules skipped): what
+    Claude Code takes as a skill's description when its front matter gives none."""
+    lines: list[str] = []
+    fenced = False
+    for raw in body.splitlines():
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or line.startswith(("#", "---", "<!--")) or not line:
+            if lines:
+                break
+            continue
+        lines.append(line)
+    return " ".join(" ".join(lines).split())
+
+
 def flag(meta: dict[str, object], key: str, default: bool, path: Path) -> bool:
     """A true/false front-matter key (YAML's ``true``, or the plain line's text)."""
     value = meta.get(key)
@@ -161,8 +189,11 @@ def flag(meta: dict[str, object], key: str, default: bool, path: Path) -> bool:
         return default
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "on", "1"):  # the plain line's text, as YAML 1.1 reads it
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
     raise SettingsError(f"Skill {path}: `{key}` must be true or false, not {value!r}.")
 
 
@@ -185,7 +216,7 @@ def load_skills(
                 if scope is Scope.PROJECT and not is_trusted(path, data):
                     untrusted.append(path.parent.name)
                     continue
-                skill = parse_skill(path, scope, data)
+                skill = parse_skill(path, scope, data, result.notes)
             except SettingsError as exc:
                 result.notes.append(exc.message)
                 continue
