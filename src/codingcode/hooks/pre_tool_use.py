@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import json
 import os
 import re
@@ -60,7 +61,7 @@ class CommandHookSpec(BaseModel):
     not apply here (``statusMessage``, ``asyncRewake``, ``rewakeMessage``, ...) are
     accepted and ignored, as Claude Code ignores what it does not know."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, extra="ignore", populate_by_name=True)
     type: Literal["command", "http", "prompt", "agent"] = "command"
     command: str | None = Field(default=None, min_length=1)
     url: str | None = Field(default=None, min_length=1)
@@ -83,7 +84,7 @@ class CommandHookSpec(BaseModel):
 
 
 class HookMatcherSpec(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
     matcher: str = "*"
     hooks: list[CommandHookSpec] = Field(min_length=1)
 
@@ -131,7 +132,7 @@ class HooksSettings(BaseModel):
     """The ``hooks`` section: every event Claude Code documents (the reference the docs
     page is checked against; :func:`load_command_hooks` reads each event's list)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
     PreToolUse: list[HookMatcherSpec] = Field(default_factory=list)
     PostToolUse: list[HookMatcherSpec] = Field(default_factory=list)
     PostToolUseFailure: list[HookMatcherSpec] = Field(default_factory=list)
@@ -225,7 +226,10 @@ class CommandHook:
         return self.command
 
 
-_MATCHERS = TypeAdapter(list[HookMatcherSpec])
+@functools.cache
+def _matchers() -> TypeAdapter[list[HookMatcherSpec]]:
+    """The validator of one event's list, built on first use (most settings have no hooks)."""
+    return TypeAdapter(list[HookMatcherSpec])
 
 
 def load_command_hooks(settings: Settings) -> list[CommandHook]:
@@ -252,7 +256,7 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
                     settings.notes.append(note)
                 continue
             try:
-                parsed = _MATCHERS.validate_python(entries)
+                parsed = _matchers().validate_python(entries)
             except ValidationError as exc:
                 raise pydantic_error(f.path, f"hooks.{event}", exc) from None
             for m in parsed:
