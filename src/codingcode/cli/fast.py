@@ -152,7 +152,8 @@ def _run(call: FastCall) -> int:
             if call.command == "check":
                 from codingcode.cli.check import run_check
 
-                tool, args_json = (call.positional + [None, None])[:2]
+                given: list[str | None] = [*call.positional, None, None]
+                tool, args_json = given[0], given[1]
                 run_check(tool, args_json, call.mode, call.project, call.batch)
             else:
                 from codingcode.cli.call import run_tool
