@@ -52,15 +52,18 @@ def mask_specs(policy: SandboxPolicy) -> list[MaskSpec]:
     """Every pattern masked under ``policy``: the secret classes (codingcode's own state
     directory among them), ``masked_paths``, ``denyRead``, the deny rules the front end
     passed in, and the credentials' files."""
-    from codingcode.sandbox.credentials.mounts import credential_masks
     from codingcode.sandbox.secrets import default_masks
 
-    return [
+    specs = [
         *default_masks(),
         *(MaskSpec(str(p), "sandbox.masked_paths") for p in policy.masked_paths),
         *policy.deny_read,
-        *credential_masks(policy.credentials),
     ]
+    if policy.credentials:  # (the credentials' modules load only where some are set)
+        from codingcode.sandbox.credentials.mounts import credential_masks
+
+        specs += credential_masks(policy.credentials)
+    return specs
 
 
 def mask_resolver(policy: SandboxPolicy) -> MaskResolver:
