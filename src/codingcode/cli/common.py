@@ -1,4 +1,4 @@
-"""What the commands share, without Typer: their output, ARGS_JSON, the mode and the project.
+"""What the commands share, without Typer: ARGS_JSON, the mode and the project.
 
 Typer-free so that ``codingcode check`` and ``codingcode tool`` (:mod:`codingcode.cli.fast`)
 run without importing it; the Typer commands use the same functions.
@@ -7,41 +7,13 @@ run without importing it; the Typer commands use the same functions.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from codingcode.cli.output import echo as echo
 from codingcode.config import MAX_JSON_DEPTH
 from codingcode.modes import PERMISSION_MODES
-
-#: click's: an ANSI colour or style sequence (click strips them from output that is not a
-#: terminal).
-_ANSI = re.compile(r"\033\[[;?0-9]*[a-zA-Z]")
-
-
-def echo(message: str = "", *, err: bool = False) -> None:
-    """``typer.echo`` for a line of text: where Typer runs the command, Typer's own; else
-    the same thing (the line and a newline, ANSI codes removed when the stream is no
-    terminal, flushed). The fast path checks first that the streams need none of click's
-    repairs (an ASCII stream, a binary one)."""
-    typer = sys.modules.get("typer")
-    if typer is not None:
-        typer.echo(message, err=err)
-        return
-    stream = sys.stderr if err else sys.stdout
-    out = message + "\n"
-    if not _isatty(stream):
-        out = _ANSI.sub("", out)
-    stream.write(out)
-    stream.flush()
-
-
-def _isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except Exception:
-        return False
 
 
 def parse_args_json(text: str) -> dict[str, Any]:

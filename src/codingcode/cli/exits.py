@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from codingcode.cli.output import echo
 from codingcode.errors import AgentError, ErrorKind, UnknownToolError
 
 
@@ -20,8 +21,6 @@ def exit_code_for(error: AgentError) -> int:
 
 def fail(message: str, code: int = 2) -> None:
     """Print a short error to stderr and exit (for the CLI's own checks of its input)."""
-    from codingcode.cli.common import echo
-
     echo(f"error: {message}", err=True)
     typer = sys.modules.get("typer")
     if typer is not None:  # inside a Typer command: its exit, which click turns into the code

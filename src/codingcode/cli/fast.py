@@ -143,8 +143,8 @@ def _run(call: FastCall) -> int:
     """The command's exit code, ending as ``codingcode.cli.run`` and click end it."""
     import errno
 
-    from codingcode.cli.common import echo
     from codingcode.cli.exits import exit_code_for
+    from codingcode.cli.output import echo
     from codingcode.errors import AgentError
 
     try:
