@@ -61,9 +61,11 @@ HEAVY = (
 
 #: What each command line may not import beyond :data:`HEAVY`.
 NOT_FOR = {
-    "check-read": ("codingcode.tools.builtin.shell",),
-    "tool-read": ("codingcode.tools.builtin.shell",),
-    "check-command": ("codingcode.tools.builtin.fs",),
+    # a dry run needs no event loop (``codingcode.cli.dry_run``)
+    "check-read": ("codingcode.tools.builtin.shell", "asyncio", "anyio._backends"),
+    # a file read analyses no command line
+    "tool-read": ("codingcode.tools.builtin.shell", "codingcode.shell.parse"),
+    "check-command": ("codingcode.tools.builtin.fs", "asyncio", "anyio._backends"),
 }
 
 

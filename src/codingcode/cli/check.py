@@ -20,8 +20,7 @@ def run_check(
     batch: bool,
 ) -> None:
     """Print what the approval pipeline would decide, as JSON (runs nothing, asks no one)."""
-    import anyio
-
+    from codingcode.cli.dry_run import run_dry
     from codingcode.cli.exits import fail
 
     root = project_dir(project)
@@ -32,17 +31,19 @@ def run_check(
     if batch:
         if tool is not None:
             fail("--batch reads its calls from stdin; give no TOOL or ARGS_JSON.")
-        anyio.run(_batch, runner, mode)
+        import anyio
+
+        anyio.run(_batch, runner, mode)  # (it prints as it goes: never attempted twice)
         return
     if tool is None or args_json is None:
         fail('give TOOL and ARGS_JSON, e.g. codingcode check read_file \'{"path": "x"}\'.')
     assert tool is not None and args_json is not None
     args = parse_args_json(args_json)
-    result = anyio.run(_check_one, runner, tool, args, mode)
+    result = run_dry(_check_one, runner, tool, args, mode)
     if runner.ignored_grants:
         # What the decision would be once the project is trusted (its hooks still unrun).
         trusted = _dry_runner(root, assume_trusted=True)
-        other = anyio.run(_check_one, trusted, tool, args, mode)
+        other = run_dry(_check_one, trusted, tool, args, mode)
         if other["decision"] != result["decision"]:
             result["if_trusted"] = other
     echo(json.dumps(result, ensure_ascii=False))
