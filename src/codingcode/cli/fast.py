@@ -170,8 +170,8 @@ def _run(call: FastCall) -> int:
         except OSError as exc:
             if exc.errno != errno.EPIPE:
                 raise
-            sys.stdout = _PacifyFlush(sys.stdout)  # type: ignore[assignment]
-            sys.stderr = _PacifyFlush(sys.stderr)  # type: ignore[assignment]
+            sys.stdout = _PacifyFlush(sys.stdout)
+            sys.stderr = _PacifyFlush(sys.stderr)
             return 1
     except AgentError as exc:
         echo(f"error: {exc.message}", err=True)

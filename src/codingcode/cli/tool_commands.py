@@ -11,7 +11,7 @@ import typer
 from codingcode.cli.call import run_tool
 from codingcode.cli.common import check_mode as check_mode
 from codingcode.cli.common import parse_args_json as parse_args_json
-from codingcode.cli.common import project_dir
+from codingcode.cli.common import project_dir as project_dir
 
 #: Shared by every command that acts on a project.
 ProjectOption = Annotated[
