@@ -3,6 +3,7 @@ under ``anyio.run`` (from the start) the moment it does."""
 
 from __future__ import annotations
 
+import contextvars
 import subprocess
 import sys
 from typing import Any
@@ -105,3 +106,22 @@ def test_the_attempt_leaves_no_trace() -> None:
     with pytest.raises(sniffio.AsyncLibraryNotFoundError):
         sniffio.current_async_library()
     assert anyio.run(_plain, runs, 1) == 2
+
+
+_VAR: contextvars.ContextVar[str] = contextvars.ContextVar("_VAR", default="unset")
+
+
+async def _sets_then_sleeps(seen: list[str]) -> str:
+    seen.append(_VAR.get())
+    _VAR.set("set by the attempt")
+    await anyio.sleep(0.001)
+    return "done"
+
+
+def test_what_the_attempt_sets_does_not_outlive_it() -> None:
+    """The attempt runs in a context of its own, as a task of anyio.run does: the real run
+    starts from the caller's values, and the caller keeps them."""
+    seen: list[str] = []
+    assert run_dry(_sets_then_sleeps, seen) == "done"
+    assert seen == ["unset", "unset"]
+    assert _VAR.get() == "unset"

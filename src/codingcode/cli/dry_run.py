@@ -12,6 +12,7 @@ cut short anywhere.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -65,11 +66,13 @@ def _attempt(fn: Callable[..., Awaitable[Any]], *args: Any) -> tuple[bool, Any]:
         return False, None
     backends[_NAME] = _NoLoopBackend
     _Asked.asked = False
-    token = sniffio.current_async_library_cvar.set(_NAME)
+    # In a context of its own, as anyio.run's task (nothing it sets outlives the attempt).
+    context = contextvars.copy_context()
+    context.run(sniffio.current_async_library_cvar.set, _NAME)
     coro = fn(*args)
     try:
         try:
-            coro.send(None)  # type: ignore[attr-defined]
+            context.run(coro.send, None)  # type: ignore[attr-defined]
         except StopIteration as stop:
             return (not _Asked.asked), stop.value
         except _LoopNeeded:
@@ -80,8 +83,7 @@ def _attempt(fn: Callable[..., Awaitable[Any]], *args: Any) -> tuple[bool, Any]:
             raise
         # It waits on something: a loop's job. (Its clean-up may ask for the loop too.)
         with contextlib.suppress(_LoopNeeded, Exception):
-            coro.close()  # type: ignore[attr-defined]
+            context.run(coro.close)  # type: ignore[attr-defined]
         return False, None
     finally:
-        sniffio.current_async_library_cvar.reset(token)
         backends.pop(_NAME, None)
