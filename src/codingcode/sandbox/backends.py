@@ -32,7 +32,6 @@ from codingcode.errors import DeniedError
 from codingcode.process import LaunchPlan
 from codingcode.sandbox import seccomp
 from codingcode.sandbox.git_dirs import nested_git as _nested_git
-from codingcode.sandbox.landlock_exec import Spec
 from codingcode.sandbox.masks import MaskResolver, MaskSpec, home_dirs
 from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
 
@@ -575,6 +574,8 @@ class LandlockBackend:
                 "[sandbox: sandbox.network.mode 'limited' needs the bubblewrap backend; under "
                 "Landlock this command has no network]"
             )
+        from codingcode.sandbox.landlock_exec import Spec
+
         spec = Spec(
             network=mode is Network.ON,
             masked=[str(p) for p in outermost(view.masked)],
