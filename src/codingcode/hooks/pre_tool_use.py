@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import json
 import os
 import re
@@ -61,7 +62,7 @@ class CommandHookSpec(BaseModel):
     not apply here (``asyncRewake``, ``rewakeMessage``, ...) are accepted and ignored, as
     Claude Code ignores what it does not know."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, extra="ignore", populate_by_name=True)
     type: Literal["command", "http", "prompt", "agent"] = "command"
     command: str | None = Field(default=None, min_length=1)
     url: str | None = Field(default=None, min_length=1)
@@ -86,7 +87,7 @@ class CommandHookSpec(BaseModel):
 
 
 class HookMatcherSpec(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
     matcher: str = "*"
     hooks: list[CommandHookSpec] = Field(min_length=1)
 
@@ -134,7 +135,7 @@ class HooksSettings(BaseModel):
     """The ``hooks`` section: every event Claude Code documents (the reference the docs
     page is checked against; :func:`load_command_hooks` reads each event's list)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
     PreToolUse: list[HookMatcherSpec] = Field(default_factory=list)
     PostToolUse: list[HookMatcherSpec] = Field(default_factory=list)
     PostToolUseFailure: list[HookMatcherSpec] = Field(default_factory=list)
@@ -235,7 +236,10 @@ class CommandHook:
         return self.command
 
 
-_MATCHERS = TypeAdapter(list[HookMatcherSpec])
+@functools.cache
+def _matchers() -> TypeAdapter[list[HookMatcherSpec]]:
+    """The validator of one event's list, built on first use (most settings have no hooks)."""
+    return TypeAdapter(list[HookMatcherSpec])
 
 
 def load_command_hooks(settings: Settings) -> list[CommandHook]:
@@ -270,7 +274,7 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
             if lenient:
                 entries = _clamp_timeouts(entries, event, f.path, settings)
             try:
-                parsed = _MATCHERS.validate_python(entries)
+                parsed = _matchers().validate_python(entries)
             except ValidationError as exc:
                 error = pydantic_error(f.path, f"hooks.{event}", exc)
                 if not lenient:

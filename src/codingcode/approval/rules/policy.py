@@ -22,7 +22,7 @@ from codingcode.config import Scope, Settings, SettingsError, granting_sources, 
 
 
 class RuleObject(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     rule: str = Field(min_length=1)
     priority: int = 0
     reason: str | None = None
@@ -35,7 +35,7 @@ class ActionRuleObject(RuleObject):
 class PermissionsSettings(BaseModel):
     """The ``permissions`` section of a settings file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     allow: list[str | RuleObject] = Field(default_factory=list)
     ask: list[str | RuleObject] = Field(default_factory=list)
     deny: list[str | RuleObject] = Field(default_factory=list)
