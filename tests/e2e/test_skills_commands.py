@@ -345,3 +345,34 @@ def test_a_commands_model_in_claude_codes_words(
         body = fake.bodies()[-1]
         assert body["model"] == sent
         assert text in json.dumps(body["messages"])
+
+
+ARGS_SKILL = """---
+name: fix-issue
+description: Fixes an issue.
+arguments: [issue, branch]
+---
+Fix issue $issue on branch $branch (first word: $0, second: $ARGUMENTS[1]).
+Run python3 ${CLAUDE_SKILL_DIR}/scripts/check.py --log /tmp/${CLAUDE_SESSION_ID}.log
+"""
+
+
+def test_a_skills_arguments_folder_and_session_are_put_in(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    """What the model reads for ``/fix-issue 42 "release 1"``: Claude Code's substitutions
+    done, nothing of them left as written."""
+    folder = project / ".claude" / "skills" / "fix-issue"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(ARGS_SKILL)
+    env = env_for(fake, "openai", tmp_path)
+    assert run(["trust"], project, env).returncode == 0
+    fake.script = [Step(text="Fixed.")]
+    result = run(["run", '/fix-issue 42 "release 1"', "--output-format", "json"], project, env)
+    assert result.returncode == 0, result.stderr
+    session = json.loads(result.stdout)["session_id"]
+    prompt = json.loads(json.dumps(fake.bodies()[0]["messages"][-1]))["content"]
+    text = prompt if isinstance(prompt, str) else json.dumps(prompt)
+    assert "Fix issue 42 on branch release 1 (first word: 42, second: release 1)." in text
+    assert f"python3 {folder}/scripts/check.py --log /tmp/{session}.log" in text
+    assert "$" not in text.split("<skill-instructions>")[1]

@@ -45,6 +45,9 @@ MAX_DESCRIPTION = 1024
 #: How many of a skill's other files are named when it is loaded.
 MAX_LISTED_FILES = 50
 
+#: A name in a skill's `arguments` list (`$name` in its instructions).
+_ARG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
 
 @dataclass(frozen=True)
 class Skill:
@@ -65,6 +68,8 @@ class Skill:
     argument_hint: str = ""
     #: ``model``: the model for a prompt started with ``/name`` (None: the session's).
     model: str | None = None
+    #: ``arguments``: names for the words typed after ``/name`` (``$issue`` for the first).
+    argument_names: tuple[str, ...] = ()
     #: The ``name`` as written when it is not a slug ("Hook Development"); ``name`` is then
     #: its slug (``hook-development``), the ``/name`` to type.
     display_name: str = ""
@@ -149,6 +154,11 @@ def parse_skill(path: Path, scope: Scope, data: bytes, warnings: list[str] | Non
         if value is not None and not isinstance(value, str):
             raise SettingsError(f"Skill {path}: `{key}` must be a string.")
     model = " ".join(model.split()) if isinstance(model, str) else ""
+    # `arguments`: [issue, branch] or "issue branch"; what is no name is left out (Claude
+    # Code reads the rest of the file all the same).
+    names = meta.get("arguments")
+    names = names.split() if isinstance(names, str) else names if isinstance(names, list) else []
+    names = [n for n in names if isinstance(n, str) and _ARG_NAME.fullmatch(n)]
     return Skill(
         name,
         description,
@@ -161,6 +171,7 @@ def parse_skill(path: Path, scope: Scope, data: bytes, warnings: list[str] | Non
         argument_hint=" ".join(hint.split()) if isinstance(hint, str) else "",
         model=None if model in ("", "inherit") else model,
         display_name=display,
+        argument_names=tuple(names),
     )
 
 
