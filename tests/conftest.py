@@ -133,3 +133,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return (1, 0.0) if item.get_closest_marker("e2e") is not None else (2, 0.0)
 
     items.sort(key=rank)
+    _mark_xdist_groups(items)
+
+
+def _mark_xdist_groups(items: list[pytest.Item]) -> None:
+    """On an xdist worker of ``--dist loadgroup``: the ``@group`` suffix xdist's loadgroup
+    schedules by. xdist 3.8 adds it by assigning ``item._nodeid``, which pytest 9 no longer
+    reads (a node's id is ``item._id``), so every group was spread over the workers (each
+    worker of the Ray tests started a cluster of its own). Does nothing once xdist's works."""
+    config = items[0].config if items else None
+    if config is None or not getattr(config.option, "loadgroup", False):
+        return
+    from _pytest.nodeid import NodeId
+
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})  # fmt: skip
+        if names and "@" not in item.nodeid and hasattr(item, "_id"):
+            item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")

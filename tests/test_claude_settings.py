@@ -122,6 +122,26 @@ def test_unknown_keys_get_the_closest_valid_key(project: Path) -> None:
     assert "'hoks'" in notes[1] and "did you mean 'hooks'" in notes[1]
 
 
+def test_many_unknown_keys_of_one_file_are_one_line(project: Path) -> None:
+    write(
+        project / ".claude" / "settings.json",
+        {
+            "project": "x",
+            "version": "1",
+            "permisions": {},
+            "hooks": {},
+            # Claude Code's own keys, recognised (not reported)
+            "mcpServers": {},
+            "allowedHttpHookUrls": [],
+            "httpHookAllowedEnvVars": [],
+        },
+    )
+    notes = load_settings(project).notes
+    assert len(notes) == 1, notes
+    assert "unknown settings keys 'project', 'version', 'permisions'" in notes[0]
+    assert "(did you mean 'permissions'?)" in notes[0]
+
+
 def test_a_bad_rule_in_a_claude_file_is_reported_once_not_fatal(project: Path) -> None:
     write(
         project / ".claude" / "settings.json",
@@ -134,6 +154,32 @@ def test_a_bad_rule_in_a_claude_file_is_reported_once_not_fatal(project: Path) -
     assert len(settings.notes) == 2
     assert "permissions.deny[1]" in settings.notes[0] and "'Bogus'" in settings.notes[0]
     assert "permissions.deny[2]" in settings.notes[1]
+
+
+def test_rules_for_claude_tools_we_do_not_have_are_one_note(project: Path) -> None:
+    """``PowerShell(...)``, ``Skill(...)``: Claude Code's syntax for tools codingcode does not
+    have; understood (never "not a tool"), standing for nothing, one note for the file. In
+    our own file (and ``rules add``) such a rule is refused with that reason."""
+    from codingcode.approval.rules import RuleSyntaxError
+    from codingcode.approval.rules.syntax import rule_texts
+
+    write(
+        project / ".claude" / "settings.json",
+        {
+            "permissions": {
+                "allow": ["PowerShell(npm install)", "PowerShell(node a.mjs)", "Skill(pdf)"],
+                "deny": ["Bash(rm:*)"],
+            }
+        },
+    )
+    settings = load_settings(project)
+    policy = load_policy(project, settings)
+    assert [r.shown for r in policy.rules] == ["Bash(rm:*)"]
+    assert len(settings.notes) == 1, settings.notes
+    assert "3 permission rules for Claude Code tools codingcode does not have" in settings.notes[0]
+    assert "(PowerShell, Skill) are not used here" in settings.notes[0]
+    with pytest.raises(RuleSyntaxError, match="Claude Code's PowerShell tool has no equivalent"):
+        rule_texts("PowerShell(npm install)")
 
 
 @pytest.mark.e2e

@@ -13,6 +13,10 @@ def main() -> None:
         print(f"codingcode {__version__}")
         return
     try:
+        # `check` and `tool`, called once per action by hooks and scripts: without Typer.
+        from codingcode.cli.fast import run_fast
+
+        run_fast(sys.argv[1:])
         from codingcode.cli import run
 
         run()

@@ -12,11 +12,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
+import functools
 import os
-import secrets
 import stat
-import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -58,6 +56,8 @@ def replace_at(
     Raises :class:`KeepOwnerError` (nothing changed) when the owner cannot be kept.
     """
     stem = name if len(os.fsencode(name)) <= 200 else "file"
+    import secrets
+
     tmp = f".{stem}.{secrets.token_hex(4)}.tmp"
     create_mode = 0o600 if (like is not None or mode is not None) else 0o666
     fd = os.open(
@@ -125,7 +125,12 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> N
 # One lock per file, shared by every task in this process and every codingcode process of
 # this user: an flock on a side file named by the target's real path. A side file (not the
 # target) because the target's inode is replaced by every atomic write.
-_LOCK_DIR = Path(tempfile.gettempdir()) / f"codingcode-locks-{os.getuid()}"
+@functools.cache
+def _lock_dir() -> Path:
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"codingcode-locks-{os.getuid()}"
+
 
 #: How long a call waits for a lock another process holds before it gives up.
 LOCK_TIMEOUT_S = 30.0
@@ -134,9 +139,11 @@ _POLL_MAX_S = 0.05
 
 
 def _lock_file_for(path: Path) -> Path:
+    import hashlib
+
     key = hashlib.sha256(os.fsencode(os.path.realpath(path))).hexdigest()[:32]
-    _LOCK_DIR.mkdir(mode=0o700, exist_ok=True)
-    return _LOCK_DIR / f"{key}.lock"
+    _lock_dir().mkdir(mode=0o700, exist_ok=True)
+    return _lock_dir() / f"{key}.lock"
 
 
 def _holder(fd: int) -> str:

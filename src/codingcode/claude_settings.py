@@ -3,7 +3,7 @@
 ``~/.claude/settings.json``, ``.claude/settings.json`` and ``.claude/settings.local.json``
 are read at the same levels as ours (user, project, local). What codingcode acts on from
 them is their ``permissions`` (allow/ask/deny rules in Claude Code's syntax and the
-``defaultMode``) and their ``hooks``; every other key Claude Code documents is recognised
+``defaultMode``), their ``hooks`` and ``allowedHttpHookUrls``; every other key Claude Code documents is recognised
 and shown by ``codingcode config`` as not used here; a key neither knows is a warning that
 names the closest valid key.
 
@@ -42,7 +42,7 @@ CODINGCODE_KEYS = frozenset(
 )
 
 #: Keys of Claude Code's settings that codingcode reads from a Claude Code file.
-CLAUDE_KEYS_USED = frozenset({"permissions", "hooks", "$schema"})
+CLAUDE_KEYS_USED = frozenset({"permissions", "hooks", "$schema", "allowedHttpHookUrls"})
 
 #: Every other top-level key Claude Code's settings reference documents: recognised, not
 #: used (``codingcode config`` lists them).
@@ -89,6 +89,9 @@ CLAUDE_KEYS_KNOWN = frozenset(
         "maxThinkingTokens",
         "feedbackSurveyState",
         "skipWebFetchPreflight",
+        # Read from `.mcp.json` and `~/.claude.json` by Claude Code; recognised here.
+        "mcpServers",
+        "httpHookAllowedEnvVars",
     }
 )
 
@@ -117,6 +120,21 @@ def unknown_key_note(path: object, key: str, known: frozenset[str]) -> str:
     return f"codingcode: {path}: unknown settings key {key!r}{hint}; it is ignored."
 
 
+def unknown_keys_note(path: object, keys: list[str], known: frozenset[str]) -> list[str]:
+    """One line for a file's unknown keys, however many (each with the closest valid key
+    when there is one)."""
+    if len(keys) <= 1:
+        return [unknown_key_note(path, k, known) for k in keys]
+    shown = []
+    for key in keys[:8]:
+        near = closest_key(key, known)
+        shown.append(f"{key!r} (did you mean {near!r}?)" if near else repr(key))
+    more = f" and {len(keys) - 8} more" if len(keys) > 8 else ""
+    return [
+        f"codingcode: {path}: unknown settings keys {', '.join(shown)}{more}; they are ignored."
+    ]
+
+
 @dataclass
 class Normalized:
     """A Claude Code file's JSON as codingcode reads it."""
@@ -133,6 +151,7 @@ def normalize(raw: dict[str, Any], path: object) -> Normalized:
     readers take (rules stay as written: the rule reader understands Claude Code's
     syntax), the other keys sorted into unused and unknown."""
     out = Normalized({})
+    unknown: list[str] = []
     for key, value in raw.items():
         if key == "permissions":
             out.data["permissions"] = _permissions(value, path, out)
@@ -141,7 +160,8 @@ def normalize(raw: dict[str, Any], path: object) -> Normalized:
         elif key in CLAUDE_KEYS_KNOWN:
             out.unused.append(key)
         else:
-            out.notes.append(unknown_key_note(path, key, CLAUDE_KEYS_USED | CLAUDE_KEYS_KNOWN))
+            unknown.append(key)
+    out.notes += unknown_keys_note(path, unknown, CLAUDE_KEYS_USED | CLAUDE_KEYS_KNOWN)
     return out
 
 

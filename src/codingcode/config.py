@@ -294,14 +294,11 @@ def _unknown_key_notes(f: SettingsFile) -> list[str]:
     from codingcode.claude_settings import (
         CLAUDE_KEYS_KNOWN,
         CODINGCODE_KEYS,
-        unknown_key_note,
+        unknown_keys_note,
     )
 
-    return [
-        unknown_key_note(f.path, key, CODINGCODE_KEYS)
-        for key in f.data
-        if key not in CODINGCODE_KEYS and key not in CLAUDE_KEYS_KNOWN
-    ]
+    keys = [k for k in f.data if k not in CODINGCODE_KEYS and k not in CLAUDE_KEYS_KNOWN]
+    return unknown_keys_note(f.path, keys, CODINGCODE_KEYS)
 
 
 LOCAL_SETTINGS = "settings.local.json"

@@ -334,7 +334,6 @@ def build_runner(
     from codingcode.approval.setup import build_pipeline
     from codingcode.config import audit_required
     from codingcode.hooks.pre_tool_use import POST_APPROVAL, HookBus
-    from codingcode.record.audit import AuditLog
     from codingcode.tools import declarations
     from codingcode.workspace import workspace_for
 
@@ -350,11 +349,13 @@ def build_runner(
     # The user's rules, read once: the approval layer and the sandbox's masks both use them.
     policy = policy or load_policy(project, settings)
     bus = hooks or HookBus()
-    log = (
-        AuditLog(emit=lambda rec: bus.emit(POST_APPROVAL, rec), required=audit_required(settings))
-        if audit
-        else None
-    )
+    log: AuditLog | None = None
+    if audit:  # (a dry run loads no audit log)
+        from codingcode.record.audit import AuditLog
+
+        log = AuditLog(
+            emit=lambda rec: bus.emit(POST_APPROVAL, rec), required=audit_required(settings)
+        )
 
     # The sandbox: every command runs contained unless the caller brings its own.
     sandbox = None

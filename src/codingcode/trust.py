@@ -17,10 +17,8 @@ When codingcode itself writes such a file for the user (an "always" answer saved
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -56,7 +54,7 @@ def grant_files(project: Path) -> list[Path]:
     for base_dir in (project / ".codingcode", project / ".claude"):
         agents_dir = base_dir / "agents"
         if agents_dir.is_dir():
-            agents += sorted(agents_dir.glob("*.md"))
+            agents += sorted(p for p in agents_dir.rglob("*.md") if p.is_file())
     return [*base, *claude, *agents, *_instruction_files(project)]
 
 
@@ -75,6 +73,8 @@ def _instruction_files(project: Path) -> list[Path]:
 
 
 def digest(data: bytes) -> str:
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()
 
 
@@ -191,6 +191,8 @@ class TrustStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             os.close(os.open(self.path.with_suffix(".lock"), os.O_RDWR | os.O_CREAT, 0o600))
+            import tempfile
+
             fd, probe = tempfile.mkstemp(dir=self.path.parent, prefix=".probe.", suffix=".tmp")
             os.close(fd)
             os.unlink(probe)

@@ -162,9 +162,49 @@ def test_bad_profiles_name_file_and_field(project: Path) -> None:
     empty = write_profile(project, "empty", "---\nname: empty\n---\n\n")
     with pytest.raises(SettingsError, match="system prompt"):
         parse_profile(empty, Scope.PROJECT)
-    badname = write_profile(project, "x", "---\nname: 'has space'\n---\nhi\n")
+    badname = write_profile(project, "x", "---\nname: '!!!'\n---\nhi\n")
+    assert parse_profile(badname, Scope.PROJECT).name == "x"  # no slug: the file's name
+    nothing = write_profile(project, "-", "---\nname: '???'\n---\nhi\n")
     with pytest.raises(SettingsError, match="`name`"):
-        parse_profile(badname, Scope.PROJECT)
+        parse_profile(nothing, Scope.PROJECT)
+
+
+def test_claude_code_agents_in_sub_folders_and_with_display_names_load(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code reads ``.claude/agents/`` with its sub-folders and takes any name: a
+    display name is dispatched by its slug; ``name: 2024`` is text; trust covers the
+    sub-folder's files as the others."""
+    monkeypatch.setenv("CODINGCODE_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.delenv("CODINGCODE_TRUST_ALL", raising=False)
+    base = project / ".claude" / "agents"
+    (base / "review").mkdir(parents=True)
+    (base / "review" / "api-checker.md").write_text(
+        "---\nname: team-api-checker\ndescription: Checks APIs.\ntools: Read, Bash\n---\n"
+        "Check the API.\n"
+    )
+    (base / "persona.md").write_text(
+        "---\nname: Code Reviewer\ndescription: Reviews.\n---\nReview it.\n"
+    )
+    (base / "spaced.md").write_text(
+        "---\nname: spaced\ntools: Read Grep Bash(git status:*)\n---\nLook.\n"
+    )
+    (base / "year.md").write_text("---\nname: 2024\ndescription: 1.5\n---\nA year.\n")
+    (base / ".hidden").mkdir()
+    (base / ".hidden" / "x.md").write_text("---\nname: hidden\n---\nNo.\n")
+    agents = load_agents(Workspace.load(project))
+    assert agents["team-api-checker"].system_prompt == "Check the API."
+    assert agents["code-reviewer"].description == "Reviews."
+    assert agents["2024"].description == "1.5"
+    assert "hidden" not in agents
+    assert agents["spaced"].tools == ("read_file", "search_code")  # untrusted: read-only
+    assert agents["team-api-checker"].tools == ("read_file",)  # untrusted: read-only
+    from codingcode.trust import TrustStore
+
+    TrustStore().trust(project)
+    agents = load_agents(Workspace.load(project))
+    assert agents["team-api-checker"].tools == ("read_file", "execute_command")
+    assert agents["spaced"].tools == ("read_file", "search_code", "execute_command")
 
 
 def test_untrusted_project_profile_keeps_only_read_only_tools(

@@ -80,12 +80,15 @@ def test_bad_command_files_are_one_line_each(project: Path) -> None:
     write(base / "badyaml.md", "---\ndescription: [x\n---\nBody\n")
     write(base / "empty.md", "---\ndescription: nothing\n---\n\n")
     write(base / "big.md", "x" * (MAX_COMMAND_BYTES + 1))
-    write(base / "has space.md", "Body\n")
+    write(base / "Meal Prep & Plan.md", "Plan the meals.\n")
+    write(base / "&&&.md", "No name.\n")
     write(user_config_dir() / "commands" / "ok.md", "The user's own.\n")
     write(base / "hint.md", "---\nargument-hint: [file]\n---\nRead $1\n")
     registry = CommandRegistry.load(project, is_trusted=trust_all)
     # Front matter that is not YAML loads the command without it, as Claude Code does.
-    assert [c.name for c in registry.list()] == ["badyaml", "hint", "ok"]
+    # A file name that is not a command name is typed as its slug.
+    assert [c.name for c in registry.list()] == ["badyaml", "hint", "meal-prep-plan", "ok"]
+    assert registry.get("meal-prep-plan").body == "Plan the meals.\n"  # type: ignore[union-attr]
     assert registry.get("badyaml").description == "Body"  # type: ignore[union-attr]
     assert registry.get("hint").argument_hint == "[file]"  # type: ignore[union-attr]
     assert registry.get("ok") is not None

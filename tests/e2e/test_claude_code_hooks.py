@@ -272,3 +272,97 @@ def test_a_prompt_hook_asks_the_model_once_and_its_no_refuses_the_call(
     assert '"tool_name": "write_file"' in asked["messages"][-1]["content"]
     refused, _ = tool_results(fake.bodies()[2])[-1]
     assert "no writes on Sunday" in refused
+
+
+@pytest.mark.parametrize("output_format", ["stream-json", "text"])
+def test_a_status_message_is_shown_while_the_hook_runs(
+    project: Path, fake: FakeModelServer, tmp_path: Path, output_format: str
+) -> None:
+    marker = tmp_path / "ran"
+    claude_settings(
+        project,
+        {
+            "hooks": {
+                "PreToolUse": [
+                    {
+                        "matcher": "Write",
+                        "hooks": [
+                            {
+                                "type": "command",
+                                "command": f"touch {marker}",
+                                "statusMessage": "Checking the write",
+                            }
+                        ],
+                    }
+                ]
+            }
+        },
+    )
+    fake.script = [
+        Step(tool_calls=[("write_file", {"path": "a.txt", "content": "a\n"})]),
+        Step(text="ok"),
+    ]
+    env = env_for(fake, "openai", tmp_path) | {"CODINGCODE_TRUST_ALL": "1"}
+    args = ["run", "--mode", "acceptEdits", "--output-format", output_format, "go"]
+    result = run(args, project, env)
+    assert result.returncode == 0, result.stderr
+    assert marker.exists()
+    if output_format == "text":
+        assert result.stderr.count("… Checking the write (PreToolUse hook)") == 1, result.stderr
+        return
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    kinds = [(r["type"], r.get("state")) for r in records]
+    start = kinds.index(("hook_status", "start"))
+    end = kinds.index(("hook_status", "end"))
+    result_at = next(i for i, r in enumerate(records) if r["type"] == "tool_result")
+    assert start < end < result_at  # shown while the hook ran, before the call's result
+    assert records[start]["message"] == "Checking the write"
+    assert records[start]["event"] == "PreToolUse"
+
+
+def test_an_http_hook_the_network_policy_refuses_is_one_line_and_the_call_goes_on(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    import socket
+
+    listener = socket.socket()  # would answer nothing; must not even be connected to
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0)
+    port = listener.getsockname()[1]
+    try:
+        claude_settings(
+            project,
+            {
+                "hooks": {
+                    "PreToolUse": [
+                        {
+                            "matcher": "Write",
+                            "hooks": [{"type": "http", "url": f"http://127.0.0.1:{port}/h"}],
+                        }
+                    ]
+                }
+            },
+        )
+        ours = project / ".codingcode" / "settings.json"
+        ours.parent.mkdir(exist_ok=True)
+        ours.write_text(
+            json.dumps(
+                {"sandbox": {"network": {"mode": "limited", "allowedDomains": ["pypi.org"]}}}
+            )
+        )
+        fake.script = [
+            Step(tool_calls=[("write_file", {"path": "a.txt", "content": "a\n"})]),
+            Step(text="ok"),
+        ]
+        env = env_for(fake, "openai", tmp_path) | {"CODINGCODE_TRUST_ALL": "1"}
+        result = run(["run", "--mode", "acceptEdits", "go"], project, env)
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # ground truth: no connection was ever made
+    finally:
+        listener.close()
+    assert result.returncode == 0, result.stderr
+    assert (project / "a.txt").read_text() == "a\n"
+    lines = [line for line in result.stderr.splitlines() if "network policy" in line]
+    assert len(lines) == 1, result.stderr
+    assert "127.0.0.1 is not in sandbox.network.allowedDomains" in lines[0]

@@ -83,7 +83,7 @@ def test_untrusted_project_skills_stay_out_with_one_line(
     (folder / "SKILL.md").write_text(SKILL.replace("changelog-writer", "evil"))
     broken = project / ".codingcode" / "skills" / "broken"
     broken.mkdir()
-    (broken / "SKILL.md").write_text("no front matter at all\n")
+    (broken / "SKILL.md").write_text("---\nname: broken\n---\n# Only a heading\n")
     fake.script = [Step(text="Hi.")]
     env = env_for(fake, "anthropic", tmp_path)
     result = run(["run", "hello"], project, env)
@@ -94,7 +94,7 @@ def test_untrusted_project_skills_stay_out_with_one_line(
     assert run(["trust"], project, env).returncode == 0
     fake.script = [Step(text="Hi.")]
     result = run(["run", "hello"], project, env)
-    assert "broken/SKILL.md has no front matter" in result.stderr
+    assert "broken/SKILL.md: `description` is missing" in result.stderr
     assert "- evil: Writes CHANGELOG" in system_text(fake.bodies()[-1])
 
 
@@ -313,3 +313,66 @@ def test_skills_in_the_app(project: Path, fake: FakeModelServer, tmp_path: Path)
         assert wait_exit(term, exit_file) == "0"
     finally:
         term.close()
+
+
+@pytest.mark.parametrize(
+    ("model", "sent"),
+    [
+        ("haiku", "fake-model"),  # an alias with no model for this provider: the session's
+        ("inherit", "fake-model"),
+        ("claude-3-5-haiku-20241022", "fake-model"),  # a Claude model id under openai
+        ("small-model", "small-model"),  # a bare name: that model of the session's provider
+    ],
+)
+def test_a_commands_model_in_claude_codes_words(
+    project: Path, fake: FakeModelServer, tmp_path: Path, model: str, sent: str
+) -> None:
+    """``model: haiku`` (or ``sonnet``, ``inherit``, a bare model id), as Claude Code's
+    commands and skills write it: resolved against the session's model, never an error."""
+    command = project / ".claude" / "commands" / "quick.md"
+    command.parent.mkdir(parents=True)
+    command.write_text(f"---\nmodel: {model}\n---\nSay hi to $ARGUMENTS\n")
+    skill = project / ".claude" / "skills" / "greet" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(
+        f"---\nname: greet\ndescription: Greets.\nmodel: {model}\n---\nGreet $ARGUMENTS\n"
+    )
+    env = env_for(fake, "openai", tmp_path) | {"CODINGCODE_TRUST_ALL": "1"}
+    for line, text in (("/quick Ann", "Say hi to Ann"), ("/greet Bo", "Greet Bo")):
+        fake.script = [Step(text="ok")]
+        result = run(["run", line], project, env)
+        assert result.returncode == 0, result.stderr
+        body = fake.bodies()[-1]
+        assert body["model"] == sent
+        assert text in json.dumps(body["messages"])
+
+
+ARGS_SKILL = """---
+name: fix-issue
+description: Fixes an issue.
+arguments: [issue, branch]
+---
+Fix issue $issue on branch $branch (first word: $0, second: $ARGUMENTS[1]).
+Run python3 ${CLAUDE_SKILL_DIR}/scripts/check.py --log /tmp/${CLAUDE_SESSION_ID}.log
+"""
+
+
+def test_a_skills_arguments_folder_and_session_are_put_in(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    """What the model reads for ``/fix-issue 42 "release 1"``: Claude Code's substitutions
+    done, nothing of them left as written."""
+    folder = project / ".claude" / "skills" / "fix-issue"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(ARGS_SKILL)
+    env = env_for(fake, "openai", tmp_path)
+    assert run(["trust"], project, env).returncode == 0
+    fake.script = [Step(text="Fixed.")]
+    result = run(["run", '/fix-issue 42 "release 1"', "--output-format", "json"], project, env)
+    assert result.returncode == 0, result.stderr
+    session = json.loads(result.stdout)["session_id"]
+    prompt = json.loads(json.dumps(fake.bodies()[0]["messages"][-1]))["content"]
+    text = prompt if isinstance(prompt, str) else json.dumps(prompt)
+    assert "Fix issue 42 on branch release 1 (first word: 42, second: release 1)." in text
+    assert f"python3 {folder}/scripts/check.py --log /tmp/{session}.log" in text
+    assert "$" not in text.split("<skill-instructions>")[1]

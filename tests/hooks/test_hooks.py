@@ -131,3 +131,57 @@ def test_invalid_hook_settings(project: Path) -> None:
     with pytest.raises(SettingsError) as err:
         load_command_hooks(load_settings(project))
     assert "hooks.PreToolUse[0].hooks[0].timeout" in err.value.message
+
+
+def test_a_claude_code_file_with_bad_hooks_keeps_the_good_ones(project: Path) -> None:
+    """A Claude Code settings file is read as Claude Code reads it: each hook that cannot
+    be used is one note naming the file, the entry and why; the rest load, the session
+    starts. (codingcode's own file stays strict: the test above.)"""
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "PreToolUse": [
+                        {
+                            "matcher": "Bash",
+                            "hooks": [
+                                {"type": "command", "command": "good-one"},
+                                {"type": "command", "command": "slow", "timeout": 0},
+                                {"type": "command", "command": "ms", "timeout": 30000},
+                                {"type": "shell-script", "script": "x.sh"},
+                            ],
+                        },
+                        {"matcher": "Write"},
+                    ],
+                    "PostToolUse": {"matcher": "Edit", "command": "not-a-list"},
+                    "Stop": [{"hooks": [{"type": "command", "command": "good-two"}]}],
+                }
+            }
+        )
+    )
+    settings = load_settings(project)
+    hooks = load_command_hooks(settings)
+    assert [(h.event, h.command, h.matcher, h.timeout_s) for h in hooks] == [
+        ("PreToolUse", "good-one", "Bash", 60),
+        ("PreToolUse", "ms", "Bash", 600),  # a timeout over the ceiling runs with it
+        ("Stop", "good-two", "*", 60),
+    ]
+    notes = [n for n in settings.notes if str(path) in n]
+    assert len(notes) == 5, notes
+    assert "hooks.PreToolUse[0].hooks[2].timeout 30000 is over 600 seconds" in notes[0]
+    assert "hooks.PreToolUse[0].hooks[1].timeout" in notes[1]
+    assert "hooks.PreToolUse[0].hooks[3].type" in notes[2]
+    assert "hooks.PreToolUse[1] has no list of `hooks`" in notes[3]
+    assert "hooks.PostToolUse must be a list of matchers, not dict" in notes[4]
+    build_runner(project)  # the session starts
+
+
+def test_a_claude_code_file_whose_hooks_are_a_list_is_one_note(project: Path) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"hooks": [{"type": "SessionStart", "script": "a.sh"}]}))
+    settings = load_settings(project)
+    assert load_command_hooks(settings) == []
+    assert [n for n in settings.notes if "hooks must be an object of events, not list" in n]

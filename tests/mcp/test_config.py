@@ -72,7 +72,6 @@ def test_missing_variable_names_server_and_field(project: Path, user_dir: Path) 
     [
         ({"args": ["x"]}, r"field 'command': Field required"),
         ({"command": "x", "args": "oops"}, r"field 'args': Input should be a valid list"),
-        ({"url": "http://x/mcp"}, r"field 'type' is required"),
         ({"type": "ws", "url": "http://x"}, r"field 'type'"),
         ({"type": "http", "url": "ftp://x"}, r"field 'url'"),
         ({"command": "x", "timeout_ms": 0}, r"field 'timeout_ms'"),
@@ -83,6 +82,31 @@ def test_invalid_entries(raw: object, expected: str, tmp_path: Path) -> None:
     with pytest.raises(McpConfigError, match=expected) as info:
         parse_server("srv", raw, scope=Scope.PROJECT, source=tmp_path / ".mcp.json", env={})
     assert "'srv'" in str(info.value)
+
+
+def test_a_url_without_type_is_http_or_sse_by_its_path(tmp_path: Path) -> None:
+    """``{"url": ...}`` alone (as other clients' files write it): streamable HTTP, or SSE
+    for a URL ending in /sse."""
+    source = tmp_path / ".mcp.json"
+    plain = parse_server(
+        "a", {"url": "http://127.0.0.1:9/mcp/"}, scope=Scope.PROJECT, source=source
+    )
+    assert plain.transport == "http" and plain.describe() == "http://127.0.0.1:9/mcp/"
+    sse = parse_server("b", {"url": "http://127.0.0.1:9/sse"}, scope=Scope.PROJECT, source=source)
+    assert sse.transport == "sse"
+
+
+def test_one_bad_server_is_listed_with_why_and_the_others_load(
+    project: Path, user_dir: Path
+) -> None:
+    _write(
+        project / ".mcp.json",
+        {"mcpServers": {"good": {"command": "x"}, "bad": {"type": "http", "url": "ftp://x"}}},
+    )
+    servers = load_mcp_servers(project, settings=load_settings(project), env={})
+    assert servers["good"].problem == "" and servers["good"].describe() == "x"
+    refused = project_trust_filter(True)(servers["bad"])
+    assert refused is not None and "'bad': field 'url'" in refused
 
 
 def test_bad_server_name(tmp_path: Path) -> None:

@@ -53,9 +53,7 @@ def test_skills_from_every_place_with_their_scope(project: Path) -> None:
 def test_bad_skills_are_one_line_each_and_the_others_load(project: Path) -> None:
     base = project / ".codingcode" / "skills"
     write_skill(base, "good", skill_md("good"))
-    write_skill(base, "nofront", "just text\n")
-    write_skill(base, "badyaml", "---\nname: [unclosed\ndescription: x\n---\nbody\n")
-    write_skill(base, "nodesc", "---\nname: nodesc\n---\nbody\n")
+    write_skill(base, "nodesc", "---\nname: nodesc\n---\n# Title\n")
     write_skill(base, "unclosed", "---\nname: unclosed\ndescription: x\nbody\n")
     write_skill(base, "badname", skill_md("no spaces allowed"))
     write_skill(base, "scalar", "---\njust a string\n---\nbody\n")
@@ -70,13 +68,11 @@ def test_bad_skills_are_one_line_each_and_the_others_load(project: Path) -> None
     assert found.skills["no-spaces-allowed"].display_name == "no spaces allowed"
     assert found.skills["good"].description == "Does a thing."
     notes = found.notes
-    assert len(notes) == 8, notes
+    assert len(notes) == 6, notes
     assert all("\n" not in n for n in notes)
     joined = "\n".join(notes)
     for expected in (
-        "nofront/SKILL.md has no front matter",
-        "badyaml/SKILL.md: invalid YAML front matter (line 3)",
-        "nodesc/SKILL.md: `description` is missing",
+        "nodesc/SKILL.md: `description` is missing and the instructions have no paragraph",
         "unclosed/SKILL.md: the front matter is not closed",
         "scalar/SKILL.md: the front matter must be a YAML mapping",
         "huge/SKILL.md is larger than 256 KiB",
@@ -84,6 +80,26 @@ def test_bad_skills_are_one_line_each_and_the_others_load(project: Path) -> None
         "binary/SKILL.md is not UTF-8",
     ):
         assert expected in joined
+
+
+def test_front_matter_is_optional_as_in_claude_code(project: Path) -> None:
+    """No front matter, front matter that is not YAML, no description: the skill loads
+    with the folder's name and the first paragraph as its description (a warning for the
+    YAML); the others load beside it."""
+    base = project / ".claude" / "skills"
+    write_skill(base, "plain", "# Plain\n\nLists the logs of a\nservice.\n\nMore text.\n")
+    write_skill(base, "badyaml", "---\nname: [unclosed\ndescription: x\n---\nDo it well.\n")
+    write_skill(base, "nodesc", "---\nname: nodesc\n---\n```sh\nls\n```\nRuns ls.\n")
+    write_skill(base, "good", skill_md("good"))
+    found = load_skills(project, is_trusted=trust_all)
+    assert sorted(found.skills) == ["badyaml", "good", "nodesc", "plain"]
+    assert found.skills["plain"].description == "Lists the logs of a service."
+    assert "More text." in found.skills["plain"].body
+    assert found.skills["badyaml"].description == "Do it well."
+    assert found.skills["nodesc"].description == "Runs ls."
+    assert len(found.notes) == 1
+    assert "badyaml/SKILL.md: invalid YAML front matter (line 3)" in found.notes[0]
+    assert "loaded without its front matter" in found.notes[0]
 
 
 def test_the_users_skill_wins_over_a_project_one_of_the_same_name(project: Path) -> None:
@@ -214,6 +230,9 @@ def test_invocation_flags_parse_from_yaml_and_plain_lines(project: Path) -> None
     assert parsed("disable-model-invocation: true\n") == (False, True)
     assert parsed("disable-model-invocation: False\nuser-invocable: false\n") == (True, False)
     assert parsed("allowed-tools: [Read]\ndisable-model-invocation: true\n") == (False, True)
+    # YAML 1.1's words, also on a plain `key: value` line (read without the YAML parser)
+    assert parsed("disable-model-invocation: yes\nuser-invocable: no\n") == (False, False)
+    assert parsed("user-invocable: 'off'\n") == (True, False)
     with pytest.raises(SettingsError, match="`disable-model-invocation` must be true or false"):
         parsed("disable-model-invocation: sometimes\n")
 

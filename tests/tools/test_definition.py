@@ -201,3 +201,66 @@ def test_an_unknown_argument_role_is_refused() -> None:
             execute=run,  # type: ignore[arg-type]
             arg_roles={"x": "filename"},  # type: ignore[dict-item]
         )
+
+
+# -- the built-ins load by module, on first use -------------------------------------------
+def test_builtin_table_is_complete() -> None:
+    """``BUILTIN_MODULES`` names, in order, exactly the tools each module makes."""
+    from importlib import import_module
+
+    from codingcode.tools.builtin import BUILTIN_MODULES
+
+    for module, (factory, names) in BUILTIN_MODULES.items():
+        made = [t.name for t in getattr(import_module(module), factory)()]
+        assert made == list(names), module
+
+
+def test_the_default_service_loads_a_module_when_one_of_its_tools_is_asked_for() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from codingcode.tools import ToolService\n"
+        "s = ToolService.default()\n"
+        "assert 'fetch_url' in s and len(s) == 11, s.names()\n"
+        "assert s.get('read_file').name == 'read_file'\n"
+        "print(sorted(m for m in sys.modules if m.startswith('codingcode.tools.builtin.')))\n"
+        "s.list()\n"
+        "print(sorted(m for m in sys.modules if m.startswith('codingcode.tools.builtin.')))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    first, every = proc.stdout.splitlines()
+    assert "codingcode.tools.builtin.fs" in first
+    for lazy in ("web", "shell", "background", "code_search", "state"):
+        assert f"codingcode.tools.builtin.{lazy}'" not in first, lazy
+        assert f"codingcode.tools.builtin.{lazy}'" in every, lazy
+
+
+def test_the_lazy_service_is_the_eager_one() -> None:
+    """Names, order, definitions, and what replacing or removing a built-in does."""
+    from codingcode.tools.builtin import builtin_tools
+
+    lazy, eager = ToolService.default(), ToolService(builtin_tools())
+    assert lazy.names() == eager.names()
+    assert [(t.name, t.description, t.deferred) for t in lazy.list()] == [
+        (t.name, t.description, t.deferred) for t in eager.list()
+    ]
+    assert [t.name for t in lazy.list(include_deferred=False)] == [
+        t.name for t in eager.list(include_deferred=False)
+    ]
+
+    replaced = ToolService.default()
+    mine = ToolDefinition(
+        name="fetch_url", description="mine", parameters=EchoArgs, execute=echo.execute
+    )
+    with pytest.raises(ValueError, match="already registered"):
+        replaced.register(mine)
+    replaced.register(mine, replace=True)
+    replaced.unregister("web_search")
+    assert replaced.get("fetch_url") is mine  # not overwritten when web loads
+    assert "web_search" not in replaced
+    assert [t.name for t in replaced.list()] == [n for n in eager.names() if n != "web_search"]
+    assert replaced.get("fetch_url") is mine

@@ -149,10 +149,16 @@ def resolve_alias(text: str, parent: ModelSpec, settings: Settings) -> str | Non
     """An agent's ``model`` as ``PROVIDER:MODEL``: an alias (``sonnet``, ``opus``,
     ``haiku``) through the settings' ``modelAliases`` (later files win), else the table
     of the parent's provider; ``inherit`` or an alias with no entry: None (the parent's
-    model). Anything else is returned as written."""
+    model). A name without a provider (``claude-3-5-haiku-20241022``, ``gpt-4.1``) is that
+    model of the parent's provider — but a Claude model under another provider is the
+    parent's model (None). ``PROVIDER:MODEL`` is returned as written."""
     name = text.strip()
     if name.lower() not in ALIAS_NAMES:
-        return name
+        if ":" in name or not name:
+            return name
+        if name.lower().startswith("claude") and parent.provider != "anthropic":
+            return None
+        return f"{parent.provider}:{name}"
     if name.lower() == "inherit":
         return None
     chosen: str | None = None

@@ -101,12 +101,21 @@ class _FrontMatter(BaseModel):
     tools: list[str] | None = None
     model: str | None = None
 
+    @field_validator("name", "description", "model", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        # `name: 2024` or `description: Yes` are YAML numbers and booleans: their text
+        return str(value) if isinstance(value, int | float | bool) else value
+
     @field_validator("tools", mode="before")
     @classmethod
     def _split(cls, value: Any) -> Any:
-        # Claude Code's files write `tools: Read, Grep`; accept the comma form too.
+        # Claude Code's files write `tools: Read, Grep` (or `Read Grep`, as skills'
+        # allowed-tools): split on commas and spaces outside parentheses.
         if isinstance(value, str):
-            return [t.strip() for t in value.split(",") if t.strip()]
+            from codingcode.approval.rules.syntax import split_rule_list
+
+            return split_rule_list([value])
         return value
 
 
@@ -143,8 +152,12 @@ def parse_profile(path: Path, scope: Scope, data: bytes | None = None) -> AgentS
         raise SettingsError(f"Agent profile {path}: {problems}.") from None
     name = (fm.name or path.stem).strip()
     if not _NAME.match(name):
+        # Claude Code takes any name ("Code Reviewer"): its slug is the name one dispatches
+        name = agent_slug(name) or agent_slug(path.stem)
+    if not _NAME.match(name):
         raise SettingsError(
-            f"Agent profile {path}: `name` {name!r} must be letters, digits, '-', '_' or '.'."
+            f"Agent profile {path}: `name` {fm.name!r} gives no usable name (letters, digits, "
+            "'-', '_' or '.')."
         )
     model = fm.model.strip() if fm.model else None
     if model in ("", "inherit"):
@@ -161,6 +174,23 @@ def parse_profile(path: Path, scope: Scope, data: bytes | None = None) -> AgentS
         scope=scope,
         path=path,
     )
+
+
+def agent_slug(name: str) -> str:
+    """``Code Reviewer`` → ``code-reviewer``: what a display name is dispatched as."""
+    return re.sub(r"[^a-z0-9_.]+", "-", name.strip().lower()).strip("-_.")[:64]
+
+
+def profile_files(directory: Path) -> list[Path]:
+    """Every ``*.md`` under ``directory``, sub-folders too (hidden ones skipped), as Claude
+    Code reads ``.claude/agents/team/builder.md``; sorted."""
+    import os
+
+    found: list[Path] = []
+    for root, dirs, names in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found += [Path(root) / n for n in sorted(names) if n.endswith(".md")]
+    return found
 
 
 def untrusted_view(spec: AgentSpec) -> AgentSpec:
@@ -236,7 +266,7 @@ def load_agents(workspace: Workspace) -> dict[str, AgentSpec]:
     for scope, directory in profile_dirs(workspace.root):
         if not directory.is_dir():
             continue
-        for path in sorted(directory.glob("*.md")):
+        for path in profile_files(directory):
             try:
                 data = path.read_bytes()
                 spec = parse_profile(path, scope, data)

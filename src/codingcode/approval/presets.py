@@ -31,7 +31,6 @@ from codingcode.paths import (
 )
 from codingcode.paths import spellings as classify_spellings
 from codingcode.shell.cache import BoundedLRU
-from codingcode.shell.nested import OPAQUE_STDIN
 from codingcode.shell.programs.system import (  # program knowledge lives with the programs
     METADATA_ONLY,
     SHUTDOWN_TARGETS,
@@ -388,6 +387,8 @@ def _steps(command: str, cwd: str, _depth: int = 0) -> Iterator[_Step]:
 
 
 def _speculative_findings(text: str, cwd: str, prog: str, depth: int) -> Iterator[Finding]:
+    from codingcode.shell.nested import OPAQUE_STDIN
+
     for rule_id, why in command_findings(text, cwd, _depth=depth):
         # a preset rule, or a shell started on input the analysis cannot see
         if rule_id != OPAQUE_ID or why.endswith(OPAQUE_STDIN):

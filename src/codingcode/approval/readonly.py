@@ -16,11 +16,9 @@ from __future__ import annotations
 import glob as globlib
 import os
 import posixpath
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -105,14 +103,20 @@ class ProgramSpec:
 
 @lru_cache(maxsize=1)
 def builtin_programs() -> dict[str, ProgramSpec]:
+    import tomllib
+    from importlib import resources
+
     text = resources.files("codingcode.shell.programs").joinpath("readonly.toml").read_text()
     data = tomllib.loads(text)
     return {name: ProgramSpec.from_data(spec) for name, spec in data["programs"].items()}
 
 
-def programs_with(extra: Mapping[str, Any] | None) -> dict[str, ProgramSpec]:
-    """The built-in list, extended by settings (``approvals.readOnlyCommands``)."""
-    merged = dict(builtin_programs())
+def programs_with(
+    extra: Mapping[str, Any] | None, *, builtins: bool = True
+) -> dict[str, ProgramSpec]:
+    """The built-in list, extended by settings (``approvals.readOnlyCommands``);
+    ``builtins=False``: the settings' entries alone."""
+    merged = dict(builtin_programs()) if builtins else {}
     for name, spec in (extra or {}).items():
         if isinstance(name, str) and isinstance(spec, Mapping):
             merged[name] = ProgramSpec.from_data(spec)

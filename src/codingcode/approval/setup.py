@@ -219,11 +219,15 @@ def suggest_grant(call: ToolCall, engine: RuleEngine) -> str | None:
 
 
 def read_only_command(project: Path, approvals: dict[str, Any]) -> Callable[[ToolCall], str | None]:
-    from codingcode.approval.readonly import classify, programs_with
+    from codingcode.approval.readonly import ProgramSpec, classify, programs_with
 
-    programs = programs_with(approvals.get("readOnlyCommands"))
+    # The settings' own entries are read now (a bad one fails here, as it always did); the
+    # built-in list (a TOML file) on the first command line there is to classify.
+    extra = programs_with(approvals.get("readOnlyCommands"), builtins=False)
+    programs: dict[str, ProgramSpec] | None = None
 
     def check(call: ToolCall) -> str | None:
+        nonlocal programs
         roles = call.arg_roles
         command_arg = next((k for k, r in roles.items() if r == "command"), None)
         if command_arg is None or call.effects is None:
@@ -231,6 +235,8 @@ def read_only_command(project: Path, approvals: dict[str, Any]) -> Callable[[Too
         command = call.args.get(command_arg)
         if not isinstance(command, str):
             return None
+        if programs is None:
+            programs = {**programs_with(None), **extra}
         verdict = classify(command, str(call.cwd), call.project_path, programs)
         return f"a read-only command: {verdict.reason}" if verdict.read_only else None
 

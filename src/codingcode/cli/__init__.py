@@ -10,26 +10,14 @@ from __future__ import annotations
 import contextlib
 import sys
 from importlib import import_module
-from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Any
 
-import typer
-
-from codingcode import __version__
 from codingcode.cli.exits import exit_code_for as exit_code_for
 from codingcode.cli.exits import fail as fail
 from codingcode.errors import AgentError
 
-app = typer.Typer(
-    name="codingcode",
-    help="A coding-agent runtime built around its tool system.",
-    # Bare `codingcode` starts the interactive app (see the root callback).
-    invoke_without_command=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    # Plain help text: rendering it with rich costs ~200 ms of imports on every --help.
-    rich_markup_mode=None,
-)
+if TYPE_CHECKING:
+    import typer
 
 #: Modules that add sub-commands, each with ``register(app: typer.Typer) -> None``, and the
 #: top-level commands each adds. A command line that names one of them imports that module
@@ -52,60 +40,18 @@ COMMANDS: dict[str, tuple[str, ...]] = {
 COMMAND_MODULES = list(COMMANDS)
 
 
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"codingcode {__version__}")
-        raise typer.Exit()
+def __getattr__(name: str) -> Any:
+    # The Typer app is built on first use (`codingcode.cli.root`): the fast path of
+    # `codingcode check` and `codingcode tool` (`codingcode.cli.fast`) never imports Typer.
+    if name == "app":
+        return _app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-@app.callback()
-def _root(
-    ctx: typer.Context,
-    version: Annotated[
-        bool,
-        typer.Option("--version", "-V", callback=_version, is_eager=True, help="Show the version."),
-    ] = False,
-    project: Annotated[
-        Path | None,
-        typer.Option("--project", "-p", help="Interactive app: the project root (default: cwd)."),
-    ] = None,
-    mode: Annotated[
-        str | None,
-        typer.Option(
-            "--mode",
-            "-m",
-            help="Interactive app: default, acceptEdits, plan, bypass (default: the settings').",
-        ),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option("--model", help="Interactive app: PROVIDER:MODEL, e.g. openai:gpt-4.1."),
-    ] = None,
-    continue_: Annotated[
-        bool,
-        typer.Option("--continue", "-c", help="Interactive app: continue the latest session."),
-    ] = False,
-    resume: Annotated[
-        str | None,
-        typer.Option("--resume", "-r", help="Interactive app: continue the session with this id."),
-    ] = None,
-    initial_prompt: Annotated[
-        str | None,
-        typer.Option(
-            "--initial-prompt",
-            hidden=True,
-            help='Interactive app: the first prompt (`codingcode "PROMPT"` gives it).',
-        ),
-    ] = None,
-) -> None:
-    """A coding-agent runtime built around its tool system.
+def _app() -> typer.Typer:
+    from codingcode.cli.root import app
 
-    Without a command: the interactive agent in this terminal.
-    """
-    if ctx.invoked_subcommand is None:
-        from codingcode.tui.app import start_app
-
-        start_app(project, model, mode, continue_=continue_, resume=resume, initial=initial_prompt)
+    return app
 
 
 def _register_commands(argv: list[str] | None = None) -> None:
@@ -117,7 +63,7 @@ def _register_commands(argv: list[str] | None = None) -> None:
         wanted = [m for m, names in COMMANDS.items() if named in names]
     for module in wanted:
         if module not in _registered:  # once per process (a test may run several commands)
-            import_module(module).register(app)
+            import_module(module).register(_app())
             _registered.add(module)
 
 
@@ -250,10 +196,12 @@ def prompt_argument(argv: list[str], commands: set[str]) -> list[str]:
 
 def run() -> None:
     _robust_streams()
-    _register_commands(sys.argv[1:])
-    try:
-        import typer.main
+    import typer
+    import typer.main
 
+    _register_commands(sys.argv[1:])
+    app = _app()
+    try:
         root = typer.main.get_command(app)
         commands = set(getattr(root, "commands", {}))
         args = hoist_global_options(prompt_argument(sys.argv[1:], commands), root)

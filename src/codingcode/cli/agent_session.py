@@ -9,7 +9,7 @@ import json
 import signal
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -102,7 +102,8 @@ async def cli_session(
     spec = resolve_model(project, model, settings=workspace.settings)  # fail fast
     rules, hidden = tool_rules(allowed_tools, disallowed_tools)
     service = cli_tool_service()  # C1: registered at set-up, hence offered to the model
-    for line in workspace.settings.notes:
+    shown = list(workspace.settings.notes)
+    for line in shown:
         notify(line)
     async with open_project_mcp(project, service, workspace=workspace) as mcp:
         for line in mcp.notes():
@@ -123,6 +124,10 @@ async def cli_session(
             extra_rules=rules,
             workspace=workspace,
         )
+        for line in workspace.settings.notes:  # what the session's readers noted (hooks)
+            if line not in shown:
+                notify(line)
+        show_hook_status(session, sink, notify)
         if session.runner.ignored_grants:
             from codingcode.config import untrusted_note
 
@@ -133,6 +138,25 @@ async def cli_session(
             yield session
         finally:
             await session.aclose()
+
+
+def show_hook_status(session: AgentSession, sink: Any, notify: Callable[[str], None]) -> None:
+    """A hook's ``statusMessage`` while it runs: to the front end's sink when it takes it
+    (``hook_status``: the stream-json line, the progress line), else one note as it starts."""
+    from codingcode.hooks.pre_tool_use import HOOK_STATUS
+
+    bus = getattr(session.runner, "hook_bus", None)
+    if bus is None:
+        return
+    told = getattr(sink, "hook_status", None)
+
+    def tell(event: dict[str, Any]) -> None:
+        if callable(told):
+            told(event)
+        elif event["state"] == "start":
+            notify(f"{event['message']} ({event['event']} hook)")
+
+    bus.on(HOOK_STATUS, tell)
 
 
 def tool_rules(allowed: Sequence[str], disallowed: Sequence[str]) -> tuple[list[Rule], set[str]]:

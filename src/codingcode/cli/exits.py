@@ -1,13 +1,15 @@
 """How the CLI ends on a failure: the exit code of an error, and a short message then exit.
 
 Its own module (not ``codingcode.cli``) so that the sub-command modules import it without
-importing the package that registers them.
+importing the package that registers them; Typer-free (``codingcode check`` and
+``codingcode tool`` run without it, :mod:`codingcode.cli.fast`).
 """
 
 from __future__ import annotations
 
-import typer
+import sys
 
+from codingcode.cli.output import echo
 from codingcode.errors import AgentError, ErrorKind, UnknownToolError
 
 
@@ -19,5 +21,8 @@ def exit_code_for(error: AgentError) -> int:
 
 def fail(message: str, code: int = 2) -> None:
     """Print a short error to stderr and exit (for the CLI's own checks of its input)."""
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code)
+    echo(f"error: {message}", err=True)
+    typer = sys.modules.get("typer")
+    if typer is not None:  # inside a Typer command: its exit, which click turns into the code
+        raise typer.Exit(code)
+    raise SystemExit(code)

@@ -63,6 +63,17 @@ class HeadlessReporter:
     def as_json(self) -> bool:
         return self.output_format == "json"
 
+    def hook_status(self, event: dict[str, Any]) -> None:
+        """A hook's ``statusMessage`` while it runs: a ``hook_status`` line (stream-json),
+        kept (json), or a progress line on stderr as it starts (text)."""
+        record = {"type": "hook_status", "session_id": self.root, **event}
+        if self.output_format == "stream-json":
+            self.emit(record)
+        elif self.output_format == "json":
+            self.events.append(record)
+        elif not self.quiet and event["state"] == "start":
+            typer.echo(f"… {event['message']} ({event['event']} hook)", err=True)
+
     def emit(self, record: dict[str, Any]) -> None:
         sys.stdout.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         sys.stdout.flush()
@@ -210,7 +221,7 @@ def run_headless(
 
         async with cli_session(
             project,
-            model or (command.model if command is not None else None),
+            model or command_model(project, command, workspace),
             mode,
             reporter,
             notify,
@@ -274,6 +285,22 @@ def run_headless(
         return EXIT_CODES.get(status, EXIT_ERROR)
 
     return anyio.run(main)
+
+
+def command_model(
+    project: Path, command: Invocation | None, workspace: Workspace | None
+) -> str | None:
+    """The model a custom command or skill asks for (``model:``), as ``PROVIDER:MODEL``:
+    Claude Code's aliases (``haiku``, ``sonnet``, ``opus``, ``inherit``) and bare model
+    names go through :func:`codingcode.agent.model.resolve_alias` against the session's
+    own model; None: the session's model."""
+    if command is None or not command.model:
+        return None
+    from codingcode.agent.model import resolve_alias, resolve_model
+    from codingcode.workspace import Workspace
+
+    settings = (workspace or Workspace.load(project)).settings
+    return resolve_alias(command.model, resolve_model(project, None, settings=settings), settings)
 
 
 def _mcp_prompt(text: str) -> tuple[str, str] | None:

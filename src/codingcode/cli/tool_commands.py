@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from codingcode.config import MAX_JSON_DEPTH
-from codingcode.modes import PERMISSION_MODES
+from codingcode.cli.call import run_tool
+from codingcode.cli.common import check_mode as check_mode
+from codingcode.cli.common import parse_args_json as parse_args_json
+from codingcode.cli.common import project_dir as project_dir
 
 #: Shared by every command that acts on a project.
 ProjectOption = Annotated[
@@ -28,53 +29,6 @@ ModeOption = Annotated[
 ]
 
 
-def parse_args_json(text: str) -> dict[str, Any]:
-    """Parse ARGS_JSON (``-`` reads stdin); a clear error for anything but a JSON object."""
-    from codingcode.cli.exits import fail
-
-    if text == "-":
-        text = sys.stdin.read()
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        fail(f"ARGS_JSON is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}).")
-    except RecursionError:
-        fail(f"ARGS_JSON is nested too deeply to read (keep it under {MAX_JSON_DEPTH} levels).")
-    if not isinstance(value, dict):
-        fail(
-            f'ARGS_JSON must be a JSON object such as \'{{"path": "README.md"}}\', got {type(value).__name__}.'
-        )
-    result: dict[str, Any] = value
-    return result
-
-
-def check_mode(mode: str | None) -> str | None:
-    """The mode if it is a known one (None: the settings decide); a clear error otherwise."""
-    from codingcode.cli.exits import fail
-
-    if mode is not None and mode not in PERMISSION_MODES:
-        fail(f"unknown mode {mode!r}; choose one of: {', '.join(PERMISSION_MODES)}.")
-    return mode
-
-
-def project_dir(project: Path | None) -> Path:
-    from codingcode.cli.exits import fail
-
-    path = (project or Path.cwd()).resolve()
-    if not path.is_dir():
-        hint = ""
-        if project is not None and not path.exists():
-            # `codingcode -p "fix it"` as in Claude Code, where -p is --print
-            text = str(project)
-            hint = (
-                f" -p is --project here (the project directory). To start the app with a "
-                f'prompt: codingcode "{text}"; to run it without the app: '
-                f'codingcode run "{text}".'
-            )
-        fail(f"--project {path} is not a directory.{hint}")
-    return path
-
-
 def register(app: typer.Typer) -> None:
     @app.command("tool")
     def tool_command(
@@ -87,48 +41,7 @@ def register(app: typer.Typer) -> None:
         mode: ModeOption = None,
     ) -> None:
         """Run one tool call and print its output."""
-        import anyio
-
-        from codingcode.cli.tool_service import cli_tool_service
-        from codingcode.runner import build_runner
-        from codingcode.tui.confirm import TerminalConfirmer
-        from codingcode.workspace import Workspace
-
-        args = parse_args_json(args_json)
-        root = project_dir(project)
-        workspace = Workspace.load(root)  # settings and trust, read once for the call
-        # On a terminal the user is asked, as in the app; without one an ask is a deny.
-        confirmer = TerminalConfirmer() if TerminalConfirmer.available() else None
-        runner = build_runner(
-            root,
-            mode=check_mode(mode),
-            service=cli_tool_service(),
-            confirmer=confirmer,
-            workspace=workspace,
-        )
-        if runner.ignored_grants:
-            from codingcode.config import untrusted_note
-
-            typer.echo(untrusted_note(runner.ignored_grants, root), err=True)
-        from codingcode.mcp import LIST_TOOL, READ_TOOL
-
-        if ":" not in name and name not in (LIST_TOOL, READ_TOOL):
-            typer.echo(anyio.run(runner.run, name, args))
-            return
-
-        async def call_mcp_tool() -> str:
-            # Only an MCP tool (server:tool) needs the project's servers started.
-            from codingcode.mcp.client import open_project_mcp
-
-            async with open_project_mcp(root, runner.service, workspace=workspace) as mcp:
-                missing = mcp.unavailable(name)  # its server never started: say why, once
-                if missing is not None:
-                    raise missing
-                for line in mcp.notes():
-                    typer.echo(line, err=True)
-                return await runner.run(name, args)
-
-        typer.echo(anyio.run(call_mcp_tool))
+        run_tool(name, args_json, project, mode)
 
     @app.command("tools")
     def tools_command(

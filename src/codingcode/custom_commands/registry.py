@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from typing import Protocol, runtime_checkable
 
 from codingcode.config import Scope, SettingsError, user_config_dir
 from codingcode.skills.frontmatter import read_limited, split_front_matter, tool_list
+from codingcode.skills.substitutions import split_words
 
 #: A command file over this is refused (it is a prompt, not a document).
 MAX_COMMAND_BYTES = 128 * 1024
@@ -78,19 +78,11 @@ class SlashCommand(Protocol):
         ...
 
 
-def split_arguments(arguments: str) -> list[str]:
-    """The words of the arguments, shell quoting respected (unbalanced quotes: plain split)."""
-    try:
-        return shlex.split(arguments)
-    except ValueError:
-        return arguments.split()
-
-
 def expand_arguments(body: str, arguments: str) -> str:
     """``$ARGUMENTS`` and ``$1`` … replaced (a missing position is empty); a body naming
     neither gets the arguments appended, so they are never lost."""
     arguments = arguments.strip()
-    words = split_arguments(arguments)
+    words = split_words(arguments)
     uses = "$ARGUMENTS" in body or _POSITIONAL.search(body) is not None
     text = body.replace("$ARGUMENTS", arguments)
 
@@ -139,6 +131,9 @@ def parse_command(
     what = "Command"
     meta, body = split_front_matter(data, path, what, required=False, warnings=warnings)
     name = path.stem
+    if not NAME.match(name):
+        # `Meal Prep & Plan.md`: its slug is the `/name` to type (as skills' display names)
+        name = re.sub(r"[^a-z0-9_.-]+", "-", name.lower()).strip("-_.")[:100]
     if not NAME.match(name):
         raise SettingsError(
             f"Command {path}: the file name must make a command name of letters, digits, "

@@ -81,7 +81,7 @@ async def prepare_command(
             ToolLimit.build(f"command {label}", prompt.allowed_tools, runner.project_path)
         )
     ctx = runner.context(state=state)
-    text = prompt.text
+    text = prompt.text.replace("${CLAUDE_SESSION_ID}", runner.session_id)
 
     matches = list(BANG.finditer(text))
     if len(matches) > MAX_BANG_COMMANDS:

@@ -261,7 +261,7 @@ class LifecycleHooks:
         answers: list[_One | None] = [None] * (len(commands) + len(pythons))
 
         async def run_command(i: int, hook: CommandHook) -> None:
-            run = await run_hook(hook, payload, cwd or self.project, self.bus.ask_model)
+            run = await run_hook(hook, payload, cwd or self.project, self.bus.ask_model, self.bus)
             name = f"the {event} hook `{hook.label}`"
             if run.code is None:
                 answers[i] = _One(failure=f"{name} {run.failure}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
 import json
 import os
 import re
@@ -28,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from codingcode.approval.pipeline import HOOK, LayerResult, ToolCall
 from codingcode.config import Scope, Settings, SettingsError, granting_sources, grants_apply
+from codingcode.hooks.http_hook import HookNetwork, hook_network
 
 PRE_TOOL_USE = "tool.approval.pre_use"
 POST_APPROVAL = "tool.approval.post"
@@ -57,10 +59,10 @@ Listener = Callable[[dict[str, Any]], None]
 # -- settings ----------------------------------------------------------------------------
 class CommandHookSpec(BaseModel):
     """One handler, as Claude Code's hooks reference writes it. Keys it documents that do
-    not apply here (``statusMessage``, ``asyncRewake``, ``rewakeMessage``, ...) are
-    accepted and ignored, as Claude Code ignores what it does not know."""
+    not apply here (``asyncRewake``, ``rewakeMessage``, ...) are accepted and ignored, as
+    Claude Code ignores what it does not know."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(defer_build=True, extra="ignore", populate_by_name=True)
     type: Literal["command", "http", "prompt", "agent"] = "command"
     command: str | None = Field(default=None, min_length=1)
     url: str | None = Field(default=None, min_length=1)
@@ -72,6 +74,8 @@ class CommandHookSpec(BaseModel):
     if_: str | None = Field(default=None, alias="if")
     once: bool = False
     statusMessage: str | None = None
+    #: An ``http`` hook's header values may name these environment variables.
+    allowedEnvVars: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _needs_its_target(self) -> CommandHookSpec:
@@ -83,7 +87,7 @@ class CommandHookSpec(BaseModel):
 
 
 class HookMatcherSpec(BaseModel):
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(defer_build=True, extra="ignore")
     matcher: str = "*"
     hooks: list[CommandHookSpec] = Field(min_length=1)
 
@@ -131,7 +135,7 @@ class HooksSettings(BaseModel):
     """The ``hooks`` section: every event Claude Code documents (the reference the docs
     page is checked against; :func:`load_command_hooks` reads each event's list)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(defer_build=True, extra="allow")
     PreToolUse: list[HookMatcherSpec] = Field(default_factory=list)
     PostToolUse: list[HookMatcherSpec] = Field(default_factory=list)
     PostToolUseFailure: list[HookMatcherSpec] = Field(default_factory=list)
@@ -206,6 +210,13 @@ class CommandHook:
     run_async: bool = False
     #: ``bash`` runs the command with bash (default: /bin/sh).
     shell: str | None = None
+    #: ``statusMessage``: shown while the hook runs (the app, stderr, stream-json).
+    status_message: str = ""
+    #: An ``http`` hook: the variables its header values may name (``allowedEnvVars``).
+    allowed_env_vars: tuple[str, ...] = ()
+    #: An ``http`` hook: the network policy its URL is decided by (None: only cloud
+    #: metadata addresses are refused, as for a hook made in code).
+    network: HookNetwork | None = field(default=None, compare=False)
 
     def matches(self, tool: str) -> bool:
         return matcher_matches(self.matcher, tool)
@@ -225,7 +236,10 @@ class CommandHook:
         return self.command
 
 
-_MATCHERS = TypeAdapter(list[HookMatcherSpec])
+@functools.cache
+def _matchers() -> TypeAdapter[list[HookMatcherSpec]]:
+    """The validator of one event's list, built on first use (most settings have no hooks)."""
+    return TypeAdapter(list[HookMatcherSpec])
 
 
 def load_command_hooks(settings: Settings) -> list[CommandHook]:
@@ -235,9 +249,15 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
     from codingcode.approval.rules import pydantic_error
 
     hooks: list[CommandHook] = []
+    network: HookNetwork | None = None
     for f, data, _ in granting_sources(settings, "hooks"):
+        lenient = f.dialect == "claude"  # Claude Code skips what it cannot use, and says so
         if not isinstance(data, dict):
-            raise SettingsError(f"Invalid settings in {f.path}: hooks must be an object.")
+            problem = f"hooks must be an object of events, not {type(data).__name__}"
+            if not lenient:
+                raise SettingsError(f"Invalid settings in {f.path}: {problem}.")
+            _note(settings, f"codingcode: {f.path}: {problem}; its hooks are ignored.")
+            continue
         for event, entries in data.items():
             if event not in ALL_EVENTS:
                 from codingcode.claude_settings import closest_key
@@ -251,12 +271,19 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
                 if note not in settings.notes:
                     settings.notes.append(note)
                 continue
+            if lenient:
+                entries = _clamp_timeouts(entries, event, f.path, settings)
             try:
-                parsed = _MATCHERS.validate_python(entries)
+                parsed = _matchers().validate_python(entries)
             except ValidationError as exc:
-                raise pydantic_error(f.path, f"hooks.{event}", exc) from None
+                error = pydantic_error(f.path, f"hooks.{event}", exc)
+                if not lenient:
+                    raise error from None
+                parsed = _valid_part(entries, event, f.path, settings)
             for m in parsed:
                 for h in m.hooks:
+                    if h.type == "http" and network is None:
+                        network = hook_network(settings)
                     hooks.append(
                         CommandHook(
                             h.command or "",
@@ -274,6 +301,9 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
                             once=h.once,
                             run_async=h.async_,
                             shell=h.shell,
+                            status_message=" ".join((h.statusMessage or "").split()),
+                            allowed_env_vars=tuple(h.allowedEnvVars),
+                            network=network if h.type == "http" else None,
                         )
                     )
         inactive = sorted({h.event for h in hooks if h.source == str(f.path) and not h.active})
@@ -285,6 +315,73 @@ def load_command_hooks(settings: Settings) -> list[CommandHook]:
             if note not in settings.notes:
                 settings.notes.append(note)
     return hooks
+
+
+def _note(settings: Settings, line: str) -> None:
+    if line not in settings.notes:
+        settings.notes.append(line)
+
+
+def _clamp_timeouts(entries: Any, event: str, path: Path, settings: Settings) -> Any:
+    """A Claude Code file's ``timeout`` over :data:`HOOK_TIMEOUT_MAX_S` (Claude Code sets no
+    ceiling; ``30000`` is a common slip for milliseconds) runs with the ceiling, noted once
+    — the hook is not dropped."""
+    if not isinstance(entries, list):
+        return entries
+    out: list[Any] = []
+    for i, entry in enumerate(entries):
+        hooks = entry.get("hooks") if isinstance(entry, dict) else None
+        if not isinstance(hooks, list):
+            out.append(entry)
+            continue
+        fixed: list[Any] = []
+        for j, hook in enumerate(hooks):
+            timeout = hook.get("timeout") if isinstance(hook, dict) else None
+            number = isinstance(timeout, int | float) and not isinstance(timeout, bool)
+            if number and isinstance(timeout, int | float) and timeout > HOOK_TIMEOUT_MAX_S:
+                _note(
+                    settings,
+                    f"codingcode: {path}: hooks.{event}[{i}].hooks[{j}].timeout {timeout:g} is "
+                    f"over {HOOK_TIMEOUT_MAX_S:g} seconds; it runs with {HOOK_TIMEOUT_MAX_S:g}.",
+                )
+                hook = {**hook, "timeout": HOOK_TIMEOUT_MAX_S}
+            fixed.append(hook)
+        out.append({**entry, "hooks": fixed})
+    return out
+
+
+def _valid_part(entries: Any, event: str, path: Path, settings: Settings) -> list[HookMatcherSpec]:
+    """The hooks of one event of a Claude Code file that can be used; one note for each
+    that cannot (naming the file, the entry and why), as Claude Code skips them."""
+    from codingcode.approval.rules import pydantic_error
+
+    if not isinstance(entries, list):
+        _note(
+            settings,
+            f"codingcode: {path}: hooks.{event} must be a list of matchers, not "
+            f"{type(entries).__name__}; its hooks are ignored.",
+        )
+        return []
+    kept: list[HookMatcherSpec] = []
+    for i, entry in enumerate(entries):
+        raw = entry.get("hooks") if isinstance(entry, dict) else None
+        good: list[CommandHookSpec] = []
+        for j, hook in enumerate(raw if isinstance(raw, list) else []):
+            try:
+                good.append(CommandHookSpec.model_validate(hook))
+            except ValidationError as exc:
+                message = pydantic_error(path, f"hooks.{event}[{i}].hooks[{j}]", exc).message
+                _note(settings, f"codingcode: {message.rstrip('.')}; this hook is ignored.")
+        if not isinstance(raw, list):
+            _note(
+                settings,
+                f"codingcode: {path}: hooks.{event}[{i}] has no list of `hooks`; it is ignored.",
+            )
+            continue
+        matcher = entry.get("matcher", "*")
+        if good:
+            kept.append(HookMatcherSpec(matcher=str(matcher or "*"), hooks=good))
+    return kept
 
 
 def runnable_hooks(hooks: list[CommandHook], *, distrust_project: bool) -> list[CommandHook]:
@@ -376,7 +473,7 @@ class PreToolUseHooks:
                     if hook in self.ran_once:
                         continue
                     self.ran_once.add(hook)
-                answer = await run_command_hook(hook, current, self.bus.ask_model)
+                answer = await run_command_hook(hook, current, self.bus.ask_model, self.bus)
                 answers.append((f"hook `{hook.label}`", answer))
                 if answer.decision == "deny":
                     break
@@ -519,14 +616,48 @@ async def run_prompt_hook(
     return HookRun(2, "", str(answer.get("reason") or "the prompt hook said no"))
 
 
+#: The bus event of a hook with a ``statusMessage``: ``{"state": "start"|"end",
+#: "message", "event", "hook"}`` when it starts and when it is done.
+HOOK_STATUS = "hook.status"
+
+
 async def run_hook(
-    hook: CommandHook, payload: dict[str, Any], cwd: Path, ask_model: HookModel | None = None
+    hook: CommandHook,
+    payload: dict[str, Any],
+    cwd: Path,
+    ask_model: HookModel | None = None,
+    bus: HookBus | None = None,
 ) -> HookRun:
     """Run one hook of any kind: a command (``/bin/sh``, or bash with ``shell: bash``;
     ``async``: started and not waited for), an HTTP hook (the event POSTed as JSON to its
-    URL, its response body read as a command's output)."""
+    URL through the network policy, its response body read as a command's output). A
+    ``statusMessage`` goes to ``bus``'s listeners while the hook runs."""
+    if not hook.status_message or bus is None or hook.run_async:
+        return await _run_hook(hook, payload, cwd, ask_model)
+    status = {"message": hook.status_message, "event": hook.event, "hook": hook.label}
+    bus.emit(HOOK_STATUS, {"state": "start", **status})
+    try:
+        return await _run_hook(hook, payload, cwd, ask_model)
+    finally:
+        bus.emit(HOOK_STATUS, {"state": "end", **status})
+
+
+async def _run_hook(
+    hook: CommandHook, payload: dict[str, Any], cwd: Path, ask_model: HookModel | None
+) -> HookRun:
     if hook.kind == "http":
-        return await run_http_hook(hook.url, dict(hook.headers), payload, hook.timeout_s)
+        from codingcode.hooks.http_hook import HookNetwork, expand_headers, post_event
+
+        answer = await post_event(
+            hook.url,
+            expand_headers(dict(hook.headers), hook.allowed_env_vars),
+            payload,
+            hook.timeout_s,
+            hook.network or HookNetwork(),
+        )
+        if answer.failure:
+            return HookRun(None, "", "", answer.failure)
+        return HookRun(0, answer.body, "")
     if hook.kind in ("prompt", "agent"):
         return await run_prompt_hook(hook, payload, ask_model)
     if hook.shell == "powershell":
@@ -572,28 +703,6 @@ def start_detached(
             proc.wait()
 
     threading.Thread(target=feed_and_reap, daemon=True).start()
-
-
-async def run_http_hook(
-    url: str, headers: dict[str, str], payload: dict[str, Any], timeout_s: float
-) -> HookRun:
-    """POST the event's JSON to ``url``: a 2xx response's body is read as a command hook's
-    stdout; anything else (no answer within the timeout, another status) is a failure."""
-    import httpx
-
-    try:
-        with anyio.fail_after(timeout_s):
-            async with httpx.AsyncClient(timeout=timeout_s, follow_redirects=False) as client:
-                response = await client.post(
-                    url, json=payload, headers={"Content-Type": "application/json", **headers}
-                )
-    except TimeoutError:
-        return HookRun(None, "", "", f"did not answer within {timeout_s:g}s")
-    except httpx.HTTPError as exc:
-        return HookRun(None, "", "", f"could not be reached ({type(exc).__name__})")
-    if not 200 <= response.status_code < 300:
-        return HookRun(None, "", "", f"answered HTTP {response.status_code}")
-    return HookRun(0, response.text[:_MAX_HOOK_OUTPUT], "")
 
 
 async def run_hook_process(
@@ -664,11 +773,14 @@ def if_matches(hook: CommandHook, call: ToolCall) -> bool:
 
 
 async def run_command_hook(
-    hook: CommandHook, call: ToolCall, ask_model: HookModel | None = None
+    hook: CommandHook,
+    call: ToolCall,
+    ask_model: HookModel | None = None,
+    bus: HookBus | None = None,
 ) -> HookAnswer:
     """Run one hook; a failure is an ask, never an allow — but an HTTP hook that does not
     answer lets the call go on (Claude Code's rule: a non-blocking error), said once."""
-    run = await run_hook(hook, hook_input(call), call.project_path, ask_model)
+    run = await run_hook(hook, hook_input(call), call.project_path, ask_model, bus)
     if run.code is None:
         if hook.kind == "http":
             _say_once(f"codingcode: the PreToolUse hook {hook.url} {run.failure}; going on.")

@@ -271,10 +271,12 @@ def parse_server(
         raise McpConfigError(f"{where} must be a JSON object, not {type(raw).__name__}.")
     kind = raw.get("type", "stdio" if "command" in raw or "url" not in raw else None)
     if kind is None:
-        raise McpConfigError(
-            f"{where}: field 'type' is required with 'url' (\"http\" for streamable HTTP, "
-            '"sse" for the old SSE transport).'
-        )
+        # `{"url": ...}` alone, as other clients write it: streamable HTTP, or the old SSE
+        # transport for a URL that ends in /sse (what such files mean).
+        url = raw.get("url")
+        sse = isinstance(url, str) and url.split("?", 1)[0].rstrip("/").endswith("/sse")
+        kind = "sse" if sse else "http"
+        raw = {**raw, "type": kind}
     # An unset variable leaves the server listed, not started (Claude Code's way): one
     # server's missing token does not hide the file's other servers.
     missing: list[str] = []
@@ -298,10 +300,22 @@ def _servers_of(
         return {}
     if not isinstance(data, dict):
         raise McpConfigError(f"{source}: 'mcpServers' must be a JSON object of servers by name.")
-    return {
-        name: parse_server(name, raw, scope=scope, source=source, env=env)
-        for name, raw in data.items()
-    }
+    servers: dict[str, McpServerConfig] = {}
+    for name, raw in data.items():
+        try:
+            servers[name] = parse_server(name, raw, scope=scope, source=source, env=env)
+        except McpConfigError as exc:
+            # One server that cannot be used is listed with why, never started; the file's
+            # other servers work (Claude Code's way).
+            servers[name] = unusable_server(name, scope, source, exc.message)
+    return servers
+
+
+def unusable_server(name: str, scope: Scope, source: Path, problem: str) -> McpServerConfig:
+    """A configured server that cannot be used as written: listed, refused with
+    ``problem`` when started."""
+    entry = StdioEntry.model_construct(command="(invalid configuration)")
+    return McpServerConfig(name, entry, scope, source, problem=problem)
 
 
 def read_mcp_json(project: Path) -> tuple[Path, Any] | None:

@@ -32,7 +32,6 @@ from codingcode.errors import DeniedError
 from codingcode.process import LaunchPlan
 from codingcode.sandbox import seccomp
 from codingcode.sandbox.git_dirs import nested_git as _nested_git
-from codingcode.sandbox.landlock_exec import Spec
 from codingcode.sandbox.masks import MaskResolver, MaskSpec, home_dirs
 from codingcode.sandbox.policy import Network, SandboxMode, SandboxPolicy
 
@@ -52,15 +51,18 @@ def mask_specs(policy: SandboxPolicy) -> list[MaskSpec]:
     """Every pattern masked under ``policy``: the secret classes (codingcode's own state
     directory among them), ``masked_paths``, ``denyRead``, the deny rules the front end
     passed in, and the credentials' files."""
-    from codingcode.sandbox.credentials.mounts import credential_masks
     from codingcode.sandbox.secrets import default_masks
 
-    return [
+    specs = [
         *default_masks(),
         *(MaskSpec(str(p), "sandbox.masked_paths") for p in policy.masked_paths),
         *policy.deny_read,
-        *credential_masks(policy.credentials),
     ]
+    if policy.credentials:  # (the credentials' modules load only where some are set)
+        from codingcode.sandbox.credentials.mounts import credential_masks
+
+        specs += credential_masks(policy.credentials)
+    return specs
 
 
 def mask_resolver(policy: SandboxPolicy) -> MaskResolver:
@@ -572,6 +574,8 @@ class LandlockBackend:
                 "[sandbox: sandbox.network.mode 'limited' needs the bubblewrap backend; under "
                 "Landlock this command has no network]"
             )
+        from codingcode.sandbox.landlock_exec import Spec
+
         spec = Spec(
             network=mode is Network.ON,
             masked=[str(p) for p in outermost(view.masked)],

@@ -105,6 +105,11 @@ class MaskSpec:
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """A ``/``-separated glob as a regex: ``**`` spans directories, ``*`` and ``?`` do not,
     ``[...]`` is a class; a trailing ``/**`` also matches the directory itself."""
+    return re.compile(glob_pattern(pattern))
+
+
+def glob_pattern(pattern: str) -> str:
+    """The text of :func:`glob_regex` (for a caller that joins several before compiling)."""
     dir_itself = pattern.endswith("/**")
     if dir_itself:
         pattern = pattern[:-3]
@@ -138,7 +143,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile("".join(out) + ("(?:/.*)?" if dir_itself else "") + r"\Z")
+    return "".join(out) + ("(?:/.*)?" if dir_itself else "") + r"\Z"
 
 
 def _char_class(body: str) -> str | None:
@@ -393,7 +398,9 @@ class ReadGuard:
         roots = [self.project]
         if Path(project).absolute() != self.project:
             roots.append(Path(project).absolute())
-        self._compiled: list[tuple[re.Pattern[str], MaskSpec]] = []
+        #: Each pattern's regex, as text: compiled on the first path that matches one of
+        #: them (see :attr:`_compiled`); most guards never see one.
+        self.patterns: list[tuple[str, MaskSpec]] = []
         for spec in self.specs:
             pattern = spec.pattern.strip()
             if not pattern:
@@ -407,15 +414,19 @@ class ReadGuard:
                 rel = pattern.removeprefix("./")
                 bases = [str(r).rstrip("/") + "/" + rel for r in roots]
             for base in dict.fromkeys(bases):
-                body = glob_regex(base).pattern.removesuffix(r"\Z")
-                self._compiled.append((re.compile(body + r"(?:/.*)?\Z"), spec))
+                body = glob_pattern(base).removesuffix(r"\Z")
+                self.patterns.append((body + r"(?:/.*)?\Z", spec))
+
+    @functools.cached_property
+    def _compiled(self) -> list[tuple[re.Pattern[str], MaskSpec]]:
+        return [(re.compile(text), spec) for text, spec in self.patterns]
 
     def __bool__(self) -> bool:
-        return bool(self._compiled)
+        return bool(self.patterns)
 
     def denied(self, path: str | Path) -> MaskSpec | None:
         """The pattern that hides ``path`` (absolute), or None."""
-        if not self._compiled:
+        if not self.patterns:
             return None
         text = os.path.normpath(os.path.abspath(path))
         spellings = [text]

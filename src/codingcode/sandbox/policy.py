@@ -64,7 +64,7 @@ NETWORK_LISTS = ("allowedDomains", "deniedDomains", "readOnlyDomains")
 class NetworkSettings(BaseModel):
     """The ``sandbox.network`` object of one file (see :mod:`codingcode.sandbox.network`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     mode: Literal["off", "limited", "on"] | None = None
     allowedDomains: list[str] = Field(default_factory=list)
@@ -78,7 +78,7 @@ class NetworkSettings(BaseModel):
 class SandboxSettings(BaseModel):
     """One file's ``sandbox`` section, exactly as written (absent keys stay ``None``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     mode: Literal["workspace-write", "read-only", "off"] | None = None
     backend: Literal["auto", "bubblewrap", "landlock", "none"] | None = None

@@ -218,9 +218,9 @@ class SecretMatcher:
         from codingcode.sandbox.masks import ReadGuard, glob_regex
 
         self.guard = ReadGuard([s for s in specs if not s.scan], project, homes)
-        self.compiled = self.guard._compiled
-        #: One pass says whether any pattern matches (most paths match none).
-        self.any = re.compile("|".join(f"(?:{r.pattern})" for r, _ in self.compiled) or "(?!)")
+        #: One pass says whether any pattern matches (most paths match none); each
+        #: pattern's own regex is compiled when one does (``guard._compiled``).
+        self.any = re.compile("|".join(f"(?:{text})" for text, _ in self.guard.patterns) or "(?!)")
         self.scans = [s for s in specs if s.scan == "root-only"]
         self.readable: list[re.Pattern[str]] = []
         if for_tools and state_dir is not None:
@@ -239,7 +239,7 @@ class SecretMatcher:
         for spelling in forms:
             if not self.any.match(spelling):
                 continue
-            for regex, spec in self.compiled:
+            for regex, spec in self.guard._compiled:
                 if regex.match(spelling) and not (
                     spec.keep and os.path.basename(spelling) in spec.keep
                 ):

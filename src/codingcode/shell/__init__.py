@@ -18,33 +18,86 @@
 
 from __future__ import annotations
 
-from codingcode.shell.expand import decode_ansi_c, expand_braces
-from codingcode.shell.model import (
-    DYN,
-    MAX_COMMAND_CHARS,
-    MAX_DEPTH,
-    Analysis,
-    Command,
-    Redirect,
-    Stdin,
-    Word,
-    literal_word,
-)
-from codingcode.shell.parse import analyze
-from codingcode.shell.programs import (
-    CODE_FLAGS,
-    DOWNLOADERS,
-    INTERPRETERS,
-    NAME_ARGS,
-    NON_RUNNERS,
-    RISKY_VARIABLES,
-    SHELLS,
-    SOURCE_BUILTINS,
-    WRAPPERS,
-    Invocation,
-    code_flags,
-    is_interpreter,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from codingcode.shell.expand import decode_ansi_c, expand_braces
+    from codingcode.shell.model import (
+        DYN,
+        MAX_COMMAND_CHARS,
+        MAX_DEPTH,
+        Analysis,
+        Command,
+        Redirect,
+        Stdin,
+        Word,
+        literal_word,
+    )
+    from codingcode.shell.parse import analyze
+    from codingcode.shell.programs import (
+        CODE_FLAGS,
+        DOWNLOADERS,
+        INTERPRETERS,
+        NAME_ARGS,
+        NON_RUNNERS,
+        RISKY_VARIABLES,
+        SHELLS,
+        SOURCE_BUILTINS,
+        WRAPPERS,
+        Invocation,
+        code_flags,
+        is_interpreter,
+    )
+
+#: Where each name lives: imported on first use, so that a command that analyses no command
+#: line (``codingcode tool read_file``) does not load the grammar and the program tables.
+_HOMES = {
+    "decode_ansi_c": "codingcode.shell.expand",
+    "expand_braces": "codingcode.shell.expand",
+    **dict.fromkeys(
+        (
+            "DYN",
+            "MAX_COMMAND_CHARS",
+            "MAX_DEPTH",
+            "Analysis",
+            "Command",
+            "Redirect",
+            "Stdin",
+            "Word",
+            "literal_word",
+        ),
+        "codingcode.shell.model",
+    ),
+    "analyze": "codingcode.shell.parse",
+    **dict.fromkeys(
+        (
+            "CODE_FLAGS",
+            "DOWNLOADERS",
+            "INTERPRETERS",
+            "NAME_ARGS",
+            "NON_RUNNERS",
+            "RISKY_VARIABLES",
+            "SHELLS",
+            "SOURCE_BUILTINS",
+            "WRAPPERS",
+            "Invocation",
+            "code_flags",
+            "is_interpreter",
+        ),
+        "codingcode.shell.programs",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CODE_FLAGS",

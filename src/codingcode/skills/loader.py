@@ -16,9 +16,11 @@ user's own, never shadowed by a repository), then the project's ``.codingcode/sk
 ``.claude/skills/`` (read, never written: compatibility with Claude Code). A project's
 skills are instructions someone else may have written, so they load only once the user has
 trusted them (``codingcode trust``; each ``SKILL.md`` is recorded by its content, like the
-other grant-bearing files). A skill that cannot be used — no front matter, invalid YAML, a
-missing description, a bad or duplicate name, a file over :data:`MAX_SKILL_BYTES` — is one
-line in :attr:`SkillSet.notes`; the others load.
+other grant-bearing files). Front matter is optional, as in Claude Code (the folder's name,
+the first paragraph as the description; front matter that is not YAML is a warning, and the
+skill loads without it). A skill that cannot be used — no description anywhere, a bad or
+duplicate name, a file over :data:`MAX_SKILL_BYTES` — is one line in
+:attr:`SkillSet.notes`; the others load.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ MAX_DESCRIPTION = 1024
 #: How many of a skill's other files are named when it is loaded.
 MAX_LISTED_FILES = 50
 
+#: A name in a skill's `arguments` list (`$name` in its instructions).
+_ARG_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
 
 @dataclass(frozen=True)
 class Skill:
@@ -63,6 +68,8 @@ class Skill:
     argument_hint: str = ""
     #: ``model``: the model for a prompt started with ``/name`` (None: the session's).
     model: str | None = None
+    #: ``arguments``: names for the words typed after ``/name`` (``$issue`` for the first).
+    argument_names: tuple[str, ...] = ()
     #: The ``name`` as written when it is not a slug ("Hook Development"); ``name`` is then
     #: its slug (``hook-development``), the ``/name`` to type.
     display_name: str = ""
@@ -104,10 +111,15 @@ def skill_dirs(project: Path) -> list[tuple[Scope, Path]]:
     ]
 
 
-def parse_skill(path: Path, scope: Scope, data: bytes) -> Skill:
-    """One SKILL.md; a SettingsError (one line naming the file) when it cannot be used."""
+def parse_skill(path: Path, scope: Scope, data: bytes, warnings: list[str] | None = None) -> Skill:
+    """One SKILL.md; a SettingsError (one line naming the file) when it cannot be used.
+
+    As lenient as Claude Code: every front-matter key is optional (no front matter at all,
+    or front matter that is not YAML, loads the skill without it — a line in ``warnings``
+    for the latter); the name defaults to the folder's, the description to the first
+    paragraph of the instructions."""
     what = "Skill"
-    meta, body = split_front_matter(data, path, what, required=True)
+    meta, body = split_front_matter(data, path, what, required=False, warnings=warnings)
     raw_name = meta.get("name", path.parent.name)
     name = str(raw_name).strip() if isinstance(raw_name, str | int) else ""
     display = ""
@@ -121,9 +133,12 @@ def parse_skill(path: Path, scope: Scope, data: bytes) -> Skill:
         display, name = name, slug
     description = meta.get("description")
     if not isinstance(description, str) or not description.strip():
+        description = first_paragraph(body)
+    if not description:
         raise SettingsError(
-            f"Skill {path}: `description` is missing; it says what the skill does and when "
-            "to use it (the model sees only names and descriptions until it uses one)."
+            f"Skill {path}: `description` is missing and the instructions have no paragraph "
+            "to take it from; it says what the skill does and when to use it (the model "
+            "sees only names and descriptions until it uses one)."
         )
     description = " ".join(description.split())
     if len(description) > MAX_DESCRIPTION:
@@ -139,6 +154,11 @@ def parse_skill(path: Path, scope: Scope, data: bytes) -> Skill:
         if value is not None and not isinstance(value, str):
             raise SettingsError(f"Skill {path}: `{key}` must be a string.")
     model = " ".join(model.split()) if isinstance(model, str) else ""
+    # `arguments`: [issue, branch] or "issue branch"; what is no name is left out (Claude
+    # Code reads the rest of the file all the same).
+    names = meta.get("arguments")
+    names = names.split() if isinstance(names, str) else names if isinstance(names, list) else []
+    names = [n for n in names if isinstance(n, str) and _ARG_NAME.fullmatch(n)]
     return Skill(
         name,
         description,
@@ -151,7 +171,26 @@ def parse_skill(path: Path, scope: Scope, data: bytes) -> Skill:
         argument_hint=" ".join(hint.split()) if isinstance(hint, str) else "",
         model=None if model in ("", "inherit") else model,
         display_name=display,
+        argument_names=tuple(names),
     )
+
+
+def first_paragraph(body: str) -> str:
+    """The first paragraph of Markdown text (headings, fences and rules skipped): what
+    Claude Code takes as a skill's description when its front matter gives none."""
+    lines: list[str] = []
+    fenced = False
+    for raw in body.splitlines():
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or line.startswith(("#", "---", "<!--")) or not line:
+            if lines:
+                break
+            continue
+        lines.append(line)
+    return " ".join(" ".join(lines).split())
 
 
 def flag(meta: dict[str, object], key: str, default: bool, path: Path) -> bool:
@@ -161,8 +200,11 @@ def flag(meta: dict[str, object], key: str, default: bool, path: Path) -> bool:
         return default
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
+    text = str(value).strip().lower()
+    if text in ("true", "yes", "on", "1"):  # the plain line's text, as YAML 1.1 reads it
+        return True
+    if text in ("false", "no", "off", "0"):
+        return False
     raise SettingsError(f"Skill {path}: `{key}` must be true or false, not {value!r}.")
 
 
@@ -185,7 +227,7 @@ def load_skills(
                 if scope is Scope.PROJECT and not is_trusted(path, data):
                     untrusted.append(path.parent.name)
                     continue
-                skill = parse_skill(path, scope, data)
+                skill = parse_skill(path, scope, data, result.notes)
             except SettingsError as exc:
                 result.notes.append(exc.message)
                 continue

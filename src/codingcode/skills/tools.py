@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from codingcode.skills.limits import SKILL_PREFIX, ToolLimit
 from codingcode.skills.loader import Skill
+from codingcode.skills.substitutions import expand_skill_body
 from codingcode.tools.definition import (
     BUILTIN,
     ToolAnnotations,
@@ -50,13 +51,16 @@ def tool_name(skill: Skill) -> str:
     return f"{SKILL_PREFIX}{skill.name}"
 
 
-def skill_text(skill: Skill, arguments: str = "") -> str:
-    """What the model gets when it uses ``skill``."""
-    body = skill.body
-    if "$ARGUMENTS" in body:
-        body = body.replace("$ARGUMENTS", arguments)
-    elif arguments:
-        body += f"\n\nARGUMENTS: {arguments}"
+def skill_text(skill: Skill, arguments: str = "", session_id: str = "") -> str:
+    """What the model gets when it uses ``skill``: its instructions with the arguments put
+    in (:mod:`codingcode.skills.substitutions`)."""
+    body = expand_skill_body(
+        skill.body,
+        arguments,
+        directory=skill.directory,
+        session_id=session_id,
+        names=skill.argument_names,
+    )
     lines = [
         f"Skill {skill.name!r} is loaded. Follow its instructions for the task at hand.",
         f"Base directory for this skill: {skill.directory}",
@@ -81,7 +85,7 @@ def skill_tool(skill: Skill) -> ToolDefinition:
             ctx.state.limits.append(
                 ToolLimit.build(f"skill {skill.name}", skill.allowed_tools, ctx.project_path)
             )
-        return skill_text(skill, args.arguments)
+        return skill_text(skill, args.arguments, ctx.session_id)
 
     return ToolDefinition(
         name=tool_name(skill),

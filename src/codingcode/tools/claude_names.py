@@ -33,6 +33,36 @@ CLAUDE_TOOLS: dict[str, str] = {
     "KillBash": "command_kill",
     "ExitPlanMode": "exit_plan_mode",
 }
+#: Claude Code tools with no equivalent here: a rule naming one is recognised (never "not a
+#: tool"), and stands for nothing (``PowerShell(...)`` grants no shell command).
+CLAUDE_ONLY_TOOLS = frozenset(
+    {
+        "PowerShell",
+        "Skill",
+        "SlashCommand",
+        "AskUserQuestion",
+        "EnterPlanMode",
+        "LSP",
+        "ListMcpResourcesTool",
+        "ReadMcpResourceTool",
+        "MCPSearch",
+        "TaskCreate",
+        "TaskGet",
+        "TaskList",
+        "TaskUpdate",
+        "TaskOutput",
+        "TaskStop",
+        "EnterWorktree",
+        "ExitWorktree",
+        "CronCreate",
+        "CronDelete",
+        "CronList",
+        "Monitor",
+        "SendMessage",
+        "TeamCreate",
+        "TeamDelete",
+    }
+)
 _MCP = re.compile(r"^mcp__([A-Za-z0-9_-]+?)(?:__(.+))?$")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -28,7 +29,9 @@ class ToolService:
     """
 
     def __init__(self, tools: Iterable[ToolDefinition] = ()) -> None:
-        self._tools: dict[str, ToolDefinition] = {}
+        #: Each tool by name; a :class:`_Unloaded` stands for a built-in whose module is
+        #: imported when the tool is first asked for (see :meth:`default`).
+        self._tools: dict[str, ToolDefinition | _Unloaded] = {}
         #: Why a tool that is not registered cannot be called, when someone knows (the MCP
         #: client: its server failed or needs a login), instead of "Unknown tool".
         self.missing: Callable[[str], AgentError | None] | None = None
@@ -57,10 +60,25 @@ class ToolService:
 
     @classmethod
     def default(cls) -> ToolService:
-        """A service with every built-in tool registered."""
-        from codingcode.tools.builtin import builtin_tools
+        """A service with every built-in tool registered. Each module of built-in tools is
+        imported when one of its tools is first asked for (a command that calls one tool
+        loads no other): the names, their order and everything else are as if all were."""
+        from codingcode.tools.builtin import BUILTIN_MODULES
 
-        return cls(builtin_tools())
+        service = cls()
+        for module, (_, names) in BUILTIN_MODULES.items():
+            for name in names:
+                service._tools[name] = _Unloaded(module)
+        return service
+
+    def _load(self, module: str) -> None:
+        """Import the built-in tools of ``module`` in place of their stand-ins (a tool
+        registered again or removed since stays as it is)."""
+        from codingcode.tools.builtin import builtin_module_tools
+
+        for definition in builtin_module_tools(module):
+            if self._tools.get(definition.name) == _Unloaded(module):
+                self._tools[definition.name] = definition
 
     # -- registry -----------------------------------------------------------------
     def register(self, definition: ToolDefinition, *, replace: bool = False) -> ToolDefinition:
@@ -76,7 +94,12 @@ class ToolService:
 
     def get(self, name: str) -> ToolDefinition:
         try:
-            return self._tools[name]
+            found = self._tools[name]
+            if isinstance(found, _Unloaded):
+                self._load(found.module)
+                found = self._tools[name]
+            assert isinstance(found, ToolDefinition)
+            return found
         except KeyError:
             why = self.why_missing(name)
             if why is not None:
@@ -90,7 +113,10 @@ class ToolService:
         return len(self._tools)
 
     def list(self, *, include_deferred: bool = True) -> builtins.list[ToolDefinition]:
-        return [t for t in self._tools.values() if include_deferred or not t.deferred]
+        for module in {t.module for t in self._tools.values() if isinstance(t, _Unloaded)}:
+            self._load(module)
+        tools = [t for t in self._tools.values() if isinstance(t, ToolDefinition)]
+        return [t for t in tools if include_deferred or not t.deferred]
 
     def names(self) -> builtins.list[str]:
         return list(self._tools)
@@ -177,6 +203,13 @@ class ToolService:
                 "or a list of MCP content blocks."
             )
         return result
+
+
+@dataclass(frozen=True)
+class _Unloaded:
+    """A built-in tool whose module is not imported yet."""
+
+    module: str
 
 
 def validate_arguments(definition: ToolDefinition, args: Any) -> BaseModel:

@@ -167,9 +167,14 @@ class SlashHandler:
         session = self.session
         invocation = Invocation(command, arguments)
         after: Callable[[], None] | None = None
-        if invocation.model:
+        from codingcode.agent.model import resolve_alias
+
+        wanted = invocation.model and resolve_alias(
+            invocation.model, session.model, session.workspace.settings
+        )
+        if wanted:  # None: `inherit`, or an alias with no model here: the session's
             try:
-                spec = parse_model(invocation.model, source=command.source)
+                spec = parse_model(wanted, source=command.source)
                 provider = make_provider(spec, settings=session.workspace.settings)
             except ModelError as exc:
                 self.console.print(f"[red]error:[/] {exc.message}", highlight=False)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from codingcode.approval.rules.matching import _compile, _regex_of
 from codingcode.approval.rules.syntax import (
+    NoEquivalentError,
     Rule,
     RuleAction,
     RuleSyntaxError,
@@ -21,7 +22,7 @@ from codingcode.config import Scope, Settings, SettingsError, granting_sources, 
 
 
 class RuleObject(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     rule: str = Field(min_length=1)
     priority: int = 0
     reason: str | None = None
@@ -34,7 +35,7 @@ class ActionRuleObject(RuleObject):
 class PermissionsSettings(BaseModel):
     """The ``permissions`` section of a settings file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     allow: list[str | RuleObject] = Field(default_factory=list)
     ask: list[str | RuleObject] = Field(default_factory=list)
     deny: list[str | RuleObject] = Field(default_factory=list)
@@ -124,6 +125,7 @@ def rules_from_section(
             entries.append((f"permissions.{action}[{i}]", i, action, entry))
     for i, obj in enumerate(parsed.rules):
         entries.append((f"permissions.rules[{i}]", i, obj.action, obj))
+    unmapped: dict[str, int] = {}
     for where, _, action, entry in entries:
         text = entry if isinstance(entry, str) else entry.rule
         priority = 0 if isinstance(entry, str) else entry.priority
@@ -139,12 +141,23 @@ def rules_from_section(
                     re.compile(_regex_of(_compile(rule, 0, Path("/"))))
                 made.append(rule)
         except (RuleSyntaxError, re.error) as exc:
-            message = f"Invalid settings in {source}: {where} {text!r}: {exc}."
+            if isinstance(exc, NoEquivalentError) and notes is not None:
+                unmapped[exc.tool] = unmapped.get(exc.tool, 0) + 1
+                continue
+            detail = str(exc).removeprefix(f"{text!r}: ")
+            message = f"Invalid settings in {source}: {where} {text!r}: {detail}."
             if notes is None:
                 raise SettingsError(message) from None
             notes.append(f"codingcode: {message} The rule is ignored.")
             continue
         rules.extend(made)
+    if unmapped and notes is not None:
+        count = sum(unmapped.values())
+        notes.append(
+            f"codingcode: {source}: {count} permission rule{'s' if count != 1 else ''} for "
+            f"Claude Code tools codingcode does not have ({', '.join(sorted(unmapped))}) "
+            f"{'are' if count != 1 else 'is'} not used here."
+        )
     return rules, parsed.defaultMode
 
 

@@ -19,6 +19,15 @@ class RuleSyntaxError(ValueError):
     pass
 
 
+class NoEquivalentError(RuleSyntaxError):
+    """A rule in Claude Code's syntax for one of its tools codingcode has no equivalent of
+    (``PowerShell(...)``, ``Skill(...)``): understood, and standing for nothing here."""
+
+    def __init__(self, text: str, tool: str) -> None:
+        super().__init__(f"{text!r}: Claude Code's {tool} tool has no equivalent in codingcode")
+        self.tool = tool
+
+
 @dataclass(frozen=True)
 class Rule:
     text: str
@@ -104,10 +113,18 @@ def rule_texts(text: str, base: Path | None = None) -> tuple[str, ...]:
     (``Bash(npm test:*)``, ``Read(./secrets/**)``, ``mcp__github``) translated
     (:mod:`codingcode.tools.claude_names`; ``base``: where its ``/path`` is relative to),
     one of ours as it is. Raises RuleSyntaxError for a rule in neither syntax."""
-    from codingcode.tools.claude_names import CLAUDE_TOOLS, is_claude_rule, translate_rule
+    from codingcode.tools.claude_names import (
+        CLAUDE_ONLY_TOOLS,
+        CLAUDE_TOOLS,
+        is_claude_rule,
+        translate_rule,
+    )
 
     text = text.strip()
     base_text, domains = split_network(text)
+    named = base_text.partition("(")[0].strip()
+    if named in CLAUDE_ONLY_TOOLS:
+        raise NoEquivalentError(text, named)
     if is_claude_rule(base_text):
         if "(" in base_text and not base_text.endswith(")"):
             raise RuleSyntaxError(f"{text!r} must end with ')' (Tool(specifier))")

@@ -2,7 +2,8 @@
 
 Ray is imported only here, and only when this engine runs (``pip install
 'codingcode[ray]'``). The engine checks each node once, with a probe pinned to it, for a
-working sandbox (bubblewrap can build its namespaces there); a node without one is refused,
+working sandbox (the one ``codingcode run`` would use there: bubblewrap if it can build its
+namespaces, else Landlock, unless the settings name one); a node without one is refused,
 never used unsandboxed. Tasks are then placed on the good nodes by the engine itself (hard
 node affinity, one CPU each), so that it knows where each runs and, when a node dies,
 retries its tasks on another up to ``--max-attempts``. The model credentials travel as the
@@ -38,13 +39,33 @@ REFRESH_S = 2.0
 PROBE_TIMEOUT_S = 60.0
 
 
-def probe_node() -> dict[str, Any]:
-    """On a node: can the sandbox run here? (the same check ``codingcode run`` makes)."""
-    from codingcode.sandbox.service import bubblewrap_problem, find_bwrap
+def probe_node(sandbox: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """On a node: the sandbox ``codingcode run`` would use here under these ``sandbox``
+    settings — bubblewrap, else Landlock, unless they name one — or why there is none."""
+    from codingcode.sandbox.service import bubblewrap_problem, find_bwrap, landlock_problem
 
-    bwrap = find_bwrap()
-    problem = "bubblewrap (bwrap) is not installed" if bwrap is None else bubblewrap_problem(bwrap)
-    return {"problem": problem, "host": socket.gethostname(), "python": sys.executable}
+    sandbox = sandbox or {}
+    choice = str(sandbox.get("backend") or "auto")
+    report: dict[str, Any] = {"host": socket.gethostname(), "python": sys.executable}
+    if sandbox.get("mode") == "off" or choice == "none":
+        return report | {"problem": None, "backend": "none (switched off in the settings)"}
+    problems = []
+    if choice in ("auto", "bubblewrap"):
+        bwrap = find_bwrap()
+        problem = (
+            "bubblewrap (bwrap) is not installed" if bwrap is None else bubblewrap_problem(bwrap)
+        )
+        if problem is None:
+            return report | {"problem": None, "backend": "bubblewrap"}
+        problems.append(problem)
+    if choice in ("auto", "landlock"):
+        problem = landlock_problem()
+        if problem is None:
+            return report | {"problem": None, "backend": "landlock"}
+        problems.append(problem)
+    if choice not in ("auto", "bubblewrap", "landlock"):
+        problems.append(f"unknown sandbox.backend {choice!r}")
+    return report | {"problem": "; ".join(problems), "backend": None}
 
 
 def attempt_on_node(
@@ -73,6 +94,31 @@ class Running:
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return text[-1] if text else type(exc).__name__
+
+
+#: Host names Ray rewrites to this machine's network address (``resolve_ip_for_localhost``).
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+def ray_environment(address: str | None, environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables Ray must see before it is imported, for this address.
+
+    - ``RAY_ENABLE_UV_RUN_RUNTIME_ENV=0``: a driver started under ``uv run`` would otherwise
+      make every Ray worker re-run that ``uv run`` (and ship the current directory); the
+      nodes use the ``codingcode`` installed on them.
+    - ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` for a cluster on this machine (a loopback
+      address, or none: ``auto``): Ray's single-machine mode, in which ``127.0.0.1`` stays
+      ``127.0.0.1``. Otherwise Ray turns a loopback address into the host's own, and cannot
+      reach a cluster bound to ``127.0.0.1`` alone (it retries until it times out).
+
+    A value the user set is kept.
+    """
+    wanted = {"RAY_ENABLE_UV_RUN_RUNTIME_ENV": "0"}
+    target = environ.get("RAY_ADDRESS") or address or "auto"
+    host = target.removeprefix("ray://").rpartition(":")[0] or target
+    if target == "auto" or host in LOOPBACK_HOSTS:
+        wanted["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    return {k: v for k, v in wanted.items() if k not in environ}
 
 
 def _check_reachable(address: str) -> None:
@@ -106,6 +152,8 @@ class RayEngine:
             self.ray = self.connect()
 
     def connect(self) -> Any:
+        # Read by Ray when it is imported (its constants), and by its processes we start.
+        os.environ.update(ray_environment(self.address, os.environ))
         try:
             import ray
         except ImportError:
@@ -156,6 +204,8 @@ class _Loop:
         self.running: dict[Any, Running] = {}
         self.cancel_sent = False
         self.probe = ray.remote(num_cpus=0, max_retries=0)(probe_node)
+        # The sandbox settings the tasks run with (the user's; a task rarely changes them).
+        self.sandbox = dict(jobs[0].settings.get("sandbox") or {}) if jobs else {}
         self.attempt = ray.remote(attempt_on_node)
         self.last_refresh = 0.0
 
@@ -174,9 +224,9 @@ class _Loop:
             slots = int(float(n.get("Resources", {}).get("CPU", 0)) // TASK_CPUS)
             if slots < 1:
                 continue  # a node without CPUs to give (a head node kept for control)
-            ref = self.probe.options(
-                scheduling_strategy=self.affinity(node_id, soft=False)
-            ).remote()
+            ref = self.probe.options(scheduling_strategy=self.affinity(node_id, soft=False)).remote(
+                self.sandbox
+            )
             self.probing[ref] = (node_id, self._label(n), time.monotonic())
             self.nodes_pending_slots[node_id] = slots
 

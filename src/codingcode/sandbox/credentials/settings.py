@@ -32,7 +32,7 @@ Mode = Literal["deny", "mask"]
 
 
 class CredentialFileSetting(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     path: str
     mode: Mode
@@ -40,7 +40,7 @@ class CredentialFileSetting(BaseModel):
 
 
 class CredentialEnvSetting(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     name: str
     mode: Mode
@@ -50,7 +50,7 @@ class CredentialEnvSetting(BaseModel):
 class CredentialsSettings(BaseModel):
     """One file's ``sandbox.credentials`` object, as written."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     files: list[CredentialFileSetting] = Field(default_factory=list)
     envVars: list[CredentialEnvSetting] = Field(default_factory=list)

@@ -28,25 +28,65 @@ rules apply to what runs there as if it ran here. Adding a program is one family
 
 from __future__ import annotations
 
-from codingcode.shell.programs.code import code_parts
-from codingcode.shell.programs.downloads import DOWNLOADERS, download_targets
-from codingcode.shell.programs.inside import look_inside
-from codingcode.shell.programs.interpreters import (
-    CODE_FLAGS,
-    INTERPRETERS,
-    SHELLS,
-    SOURCE_BUILTINS,
-    Invocation,
-    code_flags,
-    invocation,
-    is_interpreter,
-    python_like,
-)
-from codingcode.shell.programs.kinds import NAME_ARGS, NON_RUNNERS
-from codingcode.shell.programs.packages import PACKAGE_MANAGERS
-from codingcode.shell.programs.variables import RISKY_VARIABLES
-from codingcode.shell.programs.vcs_build import makefile_scripts
-from codingcode.shell.programs.wrappers import WRAPPERS, env_pairs, unwrap
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from codingcode.shell.programs.code import code_parts
+    from codingcode.shell.programs.downloads import DOWNLOADERS, download_targets
+    from codingcode.shell.programs.inside import look_inside
+    from codingcode.shell.programs.interpreters import (
+        CODE_FLAGS,
+        INTERPRETERS,
+        SHELLS,
+        SOURCE_BUILTINS,
+        Invocation,
+        code_flags,
+        invocation,
+        is_interpreter,
+        python_like,
+    )
+    from codingcode.shell.programs.kinds import NAME_ARGS, NON_RUNNERS
+    from codingcode.shell.programs.packages import PACKAGE_MANAGERS
+    from codingcode.shell.programs.variables import RISKY_VARIABLES
+    from codingcode.shell.programs.vcs_build import makefile_scripts
+    from codingcode.shell.programs.wrappers import WRAPPERS, env_pairs, unwrap
+
+#: Where each name lives: a family module is imported on first use (``from
+#: codingcode.shell.programs.system import ...`` loads no other family).
+_HOMES = {
+    "code_parts": "codingcode.shell.programs.code",
+    "DOWNLOADERS": "codingcode.shell.programs.downloads",
+    "download_targets": "codingcode.shell.programs.downloads",
+    "look_inside": "codingcode.shell.programs.inside",
+    "CODE_FLAGS": "codingcode.shell.programs.interpreters",
+    "INTERPRETERS": "codingcode.shell.programs.interpreters",
+    "SHELLS": "codingcode.shell.programs.interpreters",
+    "SOURCE_BUILTINS": "codingcode.shell.programs.interpreters",
+    "Invocation": "codingcode.shell.programs.interpreters",
+    "code_flags": "codingcode.shell.programs.interpreters",
+    "invocation": "codingcode.shell.programs.interpreters",
+    "is_interpreter": "codingcode.shell.programs.interpreters",
+    "python_like": "codingcode.shell.programs.interpreters",
+    "NAME_ARGS": "codingcode.shell.programs.kinds",
+    "NON_RUNNERS": "codingcode.shell.programs.kinds",
+    "PACKAGE_MANAGERS": "codingcode.shell.programs.packages",
+    "RISKY_VARIABLES": "codingcode.shell.programs.variables",
+    "makefile_scripts": "codingcode.shell.programs.vcs_build",
+    "WRAPPERS": "codingcode.shell.programs.wrappers",
+    "env_pairs": "codingcode.shell.programs.wrappers",
+    "unwrap": "codingcode.shell.programs.wrappers",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CODE_FLAGS",

@@ -378,7 +378,7 @@ def registry_for(ctx: ToolExecCtx) -> BackgroundProcesses:
 class BackgroundSettings(BaseModel):
     """The ``background`` section of the settings files."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     maxProcesses: int = Field(default=MAX_PROCESSES, ge=1, le=64)
     maxOutputMB: float = Field(default=MAX_OUTPUT_MB, gt=0)
     maxLifetimeMinutes: float | None = Field(default=None, gt=0)
@@ -426,7 +426,7 @@ async def start_in_background(command: str, cwd: Path, ctx: ToolExecCtx) -> str:
 
 # -- the two tools ----------------------------------------------------------------------
 class CommandOutputArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     id: str = Field(min_length=1, description="The background process id, e.g. bg1.")
     wait_seconds: float = Field(
         default=0,
@@ -442,7 +442,7 @@ class CommandOutputArgs(BaseModel):
 
 
 class CommandKillArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     id: str = Field(min_length=1, description="The background process id, e.g. bg1.")
 
 

@@ -87,7 +87,7 @@ DEFAULT_TIMEOUT_S = 30.0
 class CodeSearchSettings(BaseModel):
     """The ``code_search`` section of the settings (search_code and search_files)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=3600)
 
 
@@ -248,7 +248,7 @@ def _timeout_note(outcome: RgOutcome, timeout_s: float) -> str:
 
 # -- search_code -------------------------------------------------------------------------
 class SearchCodeArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     pattern: str = Field(min_length=1, description="Regular expression (Rust regex syntax).")
     glob: str = Field(
         default="**/*",
@@ -375,7 +375,7 @@ def _first_lines(text: str, n: int = 6) -> str:
 
 # -- search_files -----------------------------------------------------------------------
 class SearchFilesArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     pattern: str = Field(min_length=1, description="Glob of file paths, e.g. `**/*.py` or `*.md`.")
     path: str = Field(default=".", description="Directory to search, relative to the project root.")
     max_results: int = Field(

@@ -46,7 +46,7 @@ _CHUNK = 1 << 20
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
 
 def _surrogate(text: str) -> tuple[int, str] | None:

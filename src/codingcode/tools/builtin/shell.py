@@ -25,7 +25,7 @@ TIMEOUT_MAX_MS = 600_000
 
 
 class ExecuteCommandArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     command: str = Field(min_length=1, description="The bash command line to run.")
     cwd: str = Field(
         default=".",

@@ -16,13 +16,13 @@ _MARK = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 
 
 class TodoItem(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     step: str = Field(min_length=1, max_length=MAX_STEP_CHARS, description="What to do.")
     status: Literal["pending", "in_progress", "completed"] = Field(description="Where it stands.")
 
 
 class TodoWriteArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
     plan: list[TodoItem] = Field(
         max_length=MAX_TODO_ITEMS,
         description=f"The whole task list (replaces the previous one; at most {MAX_TODO_ITEMS} steps).",

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
 
 class FetchSettings(_Strict):
