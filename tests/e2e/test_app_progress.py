@@ -58,8 +58,15 @@ def test_resume_progress_and_multiline(
     term = start(fake, project, tmp_path, exit_file, "--continue", "--mode", "bypass")
     try:
         # --continue shows where the conversation was.
-        screen = term.wait_text("the last exchanges")
-        assert "› remember the colour teal" in screen and "The colour is teal." in screen
+        # (the header line can be on the screen before the exchanges below it)
+        term.wait_for(
+            lambda s: (
+                "the last exchanges" in s
+                and "› remember the colour teal" in s
+                and "The colour is teal." in s
+            ),
+            "the last exchanges of the conversation",
+        )
         term.wait_prompt()
         # A running command: its elapsed time and last lines while it runs.
         loop = "for i in 1 2 3 4 5 6; do echo tick-$i; sleep 1; done"
