@@ -77,7 +77,7 @@ def test_resume_progress_and_multiline(
         # Multi-line input: a backslash then Enter continues the prompt on a new line.
         term.send("first line \\", "Enter")
         term.send("second line", "Enter")
-        screen = term.wait_for(
+        term.wait_for(
             lambda s: "running for" in s and "tick-" in s, "the running command's progress"
         )
         term.wait_text("Ticked.")
