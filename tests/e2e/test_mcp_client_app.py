@@ -105,12 +105,21 @@ def test_elicitation_progress_prompt_and_resource_in_the_app(
         term.wait_prompt()
         # /mcp and /help list the servers' prompts as slash commands, with their arguments.
         term.send("/mcp", "Enter")
-        screen = term.wait_text("Prompts (/server:prompt ARGS):", 30)
-        assert "/rich:review topic=… [strict=…] — Ask for a review of a topic." in screen
+        # (waiting for the line itself: its header is on the screen first)
+        screen = term.wait_text(
+            "/rich:review topic=… [strict=…] — Ask for a review of a topic.", 30
+        )
+        assert "Prompts (/server:prompt ARGS):" in screen
         term.wait_prompt()
         term.send("/help", "Enter")
-        screen = term.wait_text("MCP prompts (/server:prompt ARGS):", 30)
-        assert "  /rich:hello" in screen
+        screen = term.wait_for(
+            lambda s: (
+                "MCP prompts (/server:prompt ARGS):" in s
+                and "  /rich:hello" in s.split("MCP prompts (/server:prompt ARGS):")[-1]
+            ),
+            "/help's MCP prompts",
+            30,
+        )
         term.wait_prompt()
         term.send("/exit", "Enter")
         assert wait_exit(term, exit_file) == "0"
