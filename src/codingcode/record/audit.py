@@ -524,6 +524,15 @@ class AuditLog:
             ) from None
         return list(reversed(rows))
 
+    def _matching(
+        self, table: str, columns: list[str], limit: int, tool: str | None, **equal: str | None
+    ) -> list[tuple[Any, ...]]:
+        """The newest ``limit`` rows of ``table`` whose tool matches the ``tool`` glob and
+        whose other columns equal what is given (None or "": any)."""
+        filters = [("tool GLOB ?", tool or None)]
+        filters += [(f"{column} = ?", value or None) for column, value in equal.items()]
+        return self._select(table, columns, filters, limit)
+
     def query(
         self,
         *,
@@ -536,20 +545,10 @@ class AuditLog:
             "id", "time", "session", "turn", "tool", "args", "layer", "decision", "reason",
             "rule", "project", "call_id", "answer", "grant_rule",
         ]  # fmt: skip
-        filters = [
-            ("decision = ?", decision or None),
-            ("tool GLOB ?", tool or None),
-            ("project = ?", project or None),
-        ]
-        rows = self._select("approval_audit", columns, filters, limit)
-        return [
-            AuditRecord(
-                id=r[0], time=r[1], session=r[2], turn=r[3], tool=r[4], args=_loads(r[5]),
-                layer=r[6], decision=r[7], reason=r[8], rule=r[9], project=r[10],
-                call_id=r[11], answer=r[12], grant=r[13],
-            )
-            for r in rows
-        ]  # fmt: skip
+        rows = self._matching(
+            "approval_audit", columns, limit, tool, decision=decision, project=project
+        )
+        return [AuditRecord(*(r[:5] + (_loads(r[5]),) + r[6:])) for r in rows]
 
     def query_calls(
         self,
@@ -564,12 +563,10 @@ class AuditLog:
             "id", "call_id", "time", "session", "turn", "tool", "project", "decision", "layer",
             "rule", "outcome", "error_kind", "exit_code", "duration_ms", "result_bytes", "detail",
         ]  # fmt: skip
-        filters = [
-            ("outcome = ?", outcome or None),
-            ("tool GLOB ?", tool or None),
-            ("project = ?", project or None),
-        ]
-        return [CallRecord(*r) for r in self._select("call_outcome", columns, filters, limit)]
+        rows = self._matching(
+            "call_outcome", columns, limit, tool, outcome=outcome, project=project
+        )
+        return [CallRecord(*r) for r in rows]
 
     def close(self) -> None:
         with self._lock:
