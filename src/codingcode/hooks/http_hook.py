@@ -19,10 +19,8 @@ goes on; the caller says so in one line). Header values may name environment var
 from __future__ import annotations
 
 import fnmatch
-import ipaddress
 import os
 import re
-import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -182,16 +180,10 @@ def _blocked(verdict: Verdict) -> str:
 
 
 async def _resolve(host: str, port: int) -> list[IPAddress]:
-    try:
-        return [ipaddress.ip_address(host)]
-    except ValueError:
-        pass
-    infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    found: list[IPAddress] = []
-    for info in infos:
-        ip = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
-        if ip not in found:
-            found.append(ip)
+    """The host's addresses, found as the sandbox's proxy finds them (none: an OSError)."""
+    from codingcode.sandbox.network.proxy import system_resolver
+
+    found = await system_resolver(host, port)
     if not found:
         raise OSError(f"{host} has no addresses")
     return found
