@@ -299,6 +299,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "codingcode.atomic",
             "codingcode.dirs",
             "codingcode.logs",
+            "codingcode.lazy",  # a package's names imported on first use
             "codingcode.text",  # safe_text: strings made valid Unicode
             "codingcode.diffs",
             "codingcode.paths",  # path spellings, the control-file list

@@ -548,7 +548,7 @@ class AuditLog:
         rows = self._matching(
             "approval_audit", columns, limit, tool, decision=decision, project=project
         )
-        return [AuditRecord(*(r[:5] + (_loads(r[5]),) + r[6:])) for r in rows]
+        return [AuditRecord(*(*r[:5], _loads(r[5]), *r[6:])) for r in rows]
 
     def query_calls(
         self,
