@@ -224,8 +224,15 @@ def sandbox_launcher(workspace: Workspace) -> Callable[[], Launcher]:
     """Makes the launcher of a ``"sandbox": true`` server: the session's sandbox settings."""
 
     def make() -> Launcher:
+        from codingcode.config import audit_required
+        from codingcode.record.audit import AuditLog
         from codingcode.sandbox.service import SandboxService
 
-        return SandboxService.for_workspace(workspace)
+        sandbox = SandboxService.for_workspace(workspace)
+        # Its connections through the proxy join the audit log, as a command's do (filed
+        # under the server's command line: it runs for the whole session, in no one call).
+        log = AuditLog(required=audit_required(workspace.settings))
+        sandbox.network_sink = lambda events: log.record_network([e.to_json() for e in events])
+        return sandbox
 
     return make
