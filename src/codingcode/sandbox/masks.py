@@ -195,6 +195,39 @@ class _Dir:
     entries: int
 
 
+def _mask_around(
+    masked: Path, keep: Sequence[Path], spec: MaskSpec, out: Resolved, limit: int = MAX_WALK_MASKS
+) -> None:
+    """Masks the entries of ``masked`` (a directory that holds a kept path: the project or a
+    writable root) one by one, down the way to each kept path and inside it: the kept paths
+    stay visible (a mount over their parent would hide them) while the secret files next to
+    them and in them do not (``cd ~/.aws && codingcode`` must not show the credentials)."""
+    stack = [masked]
+    count = 0
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                names = sorted(e.name for e in it)
+        except OSError:
+            continue
+        for name in names:
+            path = directory / name
+            if any(k == path or k.is_relative_to(path) for k in keep):
+                if os.path.isdir(path) and not os.path.islink(path):
+                    stack.append(path)
+                continue
+            if count >= limit:
+                out.notes.append(f"{masked}: only its first {limit} entries masked")
+                return
+            out.add(path, spec, real=True)
+            count += 1
+    out.notes.append(
+        f"{masked} ({spec.origin}) holds the project or a writable root: its entries are "
+        "masked one by one, the way to them stays visible"
+    )
+
+
 class MaskResolver:
     """Resolves a fixed list of specs for one project, remembering its walk between calls."""
 
@@ -259,10 +292,9 @@ class MaskResolver:
             text = str(path).rstrip("/") + "/"
             if any((k.rstrip("/") + "/").startswith(text) for k in keep):
                 spec = out.paths.pop(path)
-                out.notes.append(
-                    f"{path} ({spec.origin}) is not masked: it is the project, a writable "
-                    "root or one of their parents"
-                )
+                # The project (or a writable root) lies in the masked directory: it stays
+                # visible, and everything of the mask around and inside it is masked.
+                _mask_around(path, [Path(k) for k in keep], spec, out)
         return out
 
     def _absolute_pattern(self, pattern: str, spec: MaskSpec, out: Resolved) -> None:
