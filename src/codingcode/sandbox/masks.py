@@ -195,6 +195,43 @@ class _Dir:
     entries: int
 
 
+#: Environment variables that move a home store elsewhere: (variable, the home path it
+#: replaces). A colon-separated value (``KUBECONFIG``) names several.
+RELOCATIONS: tuple[tuple[str, str], ...] = (
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_DATA_HOME", ".local/share"),
+    ("GH_CONFIG_DIR", ".config/gh"),
+    ("CLOUDSDK_CONFIG", ".config/gcloud"),
+    ("DOCKER_CONFIG", ".docker"),
+    ("KUBECONFIG", ".kube"),
+    ("AWS_SHARED_CREDENTIALS_FILE", ".aws"),
+    ("AWS_CONFIG_FILE", ".aws"),
+    ("AZURE_CONFIG_DIR", ".azure"),
+    ("GNUPGHOME", ".gnupg"),
+    ("PASSWORD_STORE_DIR", ".password-store"),
+    ("NPM_CONFIG_USERCONFIG", ".npmrc"),
+    ("npm_config_userconfig", ".npmrc"),
+    ("NETRC", ".netrc"),
+    ("CARGO_HOME", ".cargo"),
+    ("VAULT_CONFIG_PATH", ".vault-token"),
+)
+
+
+def relocated(rest: str, env: Mapping[str, str], homes: Sequence[Path]) -> list[str]:
+    """Where the environment moved the home store ``~/rest`` (absolute values only; never
+    ``/`` or a home itself, which would mask everything)."""
+    out: list[str] = []
+    spared = {"/", *(str(h) for h in homes)}
+    for var, prefix in RELOCATIONS:
+        if rest != prefix and not rest.startswith(prefix + "/"):
+            continue
+        for value in env.get(var, "").split(":"):
+            if not value.startswith("/") or os.path.realpath(value) in spared:
+                continue
+            out.append(value.rstrip("/") + rest[len(prefix) :])
+    return out
+
+
 def _mask_around(
     masked: Path, keep: Sequence[Path], spec: MaskSpec, out: Resolved, limit: int = MAX_WALK_MASKS
 ) -> None:
@@ -273,12 +310,16 @@ class MaskResolver:
                 else:
                     self._absolute.append((prefix + relative, spec))
 
-    def resolve(self, homes: Sequence[Path]) -> Resolved:
+    def resolve(self, homes: Sequence[Path], env: Mapping[str, str] | None = None) -> Resolved:
+        """``env``: the command's environment, for the stores it moves out of the home
+        (``XDG_CONFIG_HOME``, ``KUBECONFIG``, ``GNUPGHOME``, ...: :data:`RELOCATIONS`)."""
         out = Resolved()
         for spec in self._home_specs:
             rest = spec.pattern.strip()[1:].lstrip("/")
             for home in homes:
                 self._absolute_pattern(str(home).rstrip("/") + "/" + rest, spec, out)
+            for moved in relocated(rest, env or {}, homes):
+                self._absolute_pattern(moved, spec, out)
         for pattern, spec in self._absolute:
             self._absolute_pattern(pattern, spec, out)
         for scan, spec in self._scans:
