@@ -49,3 +49,26 @@ def test_search_code_in_an_ordinary_project_still_runs(places) -> None:
         ["tool", "search_code", args, "--mode", "bypass"], cwd=dirs["project"], env=env
     )
     assert result.code == 0 and token in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "secret"),
+    [("XDG_CONFIG_HOME", "xdg", "xdg/gh/hosts.yml"), ("KUBECONFIG", "kube", "kube")],
+)
+def test_read_file_of_a_relocated_store_is_asked(
+    places, tmp_path: Path, var: str, value: str, secret: str
+) -> None:
+    """A store the environment moved (``$XDG_CONFIG_HOME/gh``) is the same secret for the
+    file tools: before the fix read_file printed it in bypass."""
+    env, dirs, token = places
+    target = tmp_path / secret
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(token)
+    args = json.dumps({"path": str(target)})
+    result = run_cli(
+        ["tool", "read_file", args, "--mode", "bypass"],
+        cwd=dirs["project"],
+        env={**env, var: str(tmp_path / value)},
+    )
+    assert token not in result.stdout + result.stderr
+    assert "masked secret" in result.stderr

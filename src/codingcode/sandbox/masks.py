@@ -232,6 +232,22 @@ def relocated(rest: str, env: Mapping[str, str], homes: Sequence[Path]) -> list[
     return out
 
 
+def relocated_specs(
+    specs: Sequence[MaskSpec], env: Mapping[str, str], homes: Sequence[Path]
+) -> list[MaskSpec]:
+    """The home specs again at the places ``env`` moved their stores to (for approval's
+    matcher, which judges paths, not a command's mounts)."""
+    from dataclasses import replace
+
+    out: list[MaskSpec] = []
+    for spec in specs:
+        pattern = spec.pattern.strip()
+        if pattern.startswith("~"):
+            rest = pattern[1:].lstrip("/")
+            out += [replace(spec, pattern=moved) for moved in relocated(rest, env, homes)]
+    return out
+
+
 def _mask_around(
     masked: Path, keep: Sequence[Path], spec: MaskSpec, out: Resolved, limit: int = MAX_WALK_MASKS
 ) -> None:
