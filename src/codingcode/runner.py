@@ -436,11 +436,12 @@ def build_runner(
 
         from codingcode.approval.capabilities import masked_names
         from codingcode.sandbox.backends import mask_specs
-        from codingcode.sandbox.masks import home_dirs
+        from codingcode.sandbox.masks import home_dirs, relocated_specs
         from codingcode.sandbox.secrets import SecretMatcher, state_dir_mask
 
-        specs = mask_specs(masks)
         homes = home_dirs(os.environ)
+        specs = mask_specs(masks)
+        specs = [*specs, *relocated_specs(specs, os.environ, homes)]
         state = state_dir_mask()
         pipeline.masked = masked_names(
             # the file tools: the secret classes (their denyRead and deny-rule paths are

@@ -205,6 +205,10 @@ def masked_names(
                 value = call.args.get(name)
                 if role in ("path", "directory") and isinstance(value, str) and value:
                     named.append((value, cwd))
+            if not named and "glob" in roles.values():
+                # A search with no directory walks the project: a project inside a masked
+                # directory (``cd ~/.aws``) is a masked path it reads.
+                named.append((".", cwd))
         out: dict[Path, str] = {}
         for text, where in named:
             found = spellings(text, where)

@@ -97,7 +97,7 @@ def call_view(
     directory. A named *parent* of a mask exposes nothing. Only symlink-free named paths
     are exposed, so a link cannot smuggle another masked file in under an approved name.
     """
-    resolved = resolver.resolve(home_dirs(env))
+    resolved = resolver.resolve(home_dirs(env), env)
     view = CallView(notes=list(resolved.notes))
     named = _named_paths(capabilities)
     never = [p for p, s in resolved.paths.items() if not s.exposable]

@@ -195,6 +195,92 @@ class _Dir:
     entries: int
 
 
+#: Environment variables that move a home store elsewhere: (variable, the home path it
+#: replaces). A colon-separated value (``KUBECONFIG``) names several.
+RELOCATIONS: tuple[tuple[str, str], ...] = (
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_DATA_HOME", ".local/share"),
+    ("GH_CONFIG_DIR", ".config/gh"),
+    ("CLOUDSDK_CONFIG", ".config/gcloud"),
+    ("DOCKER_CONFIG", ".docker"),
+    ("KUBECONFIG", ".kube"),
+    ("AWS_SHARED_CREDENTIALS_FILE", ".aws"),
+    ("AWS_CONFIG_FILE", ".aws"),
+    ("AZURE_CONFIG_DIR", ".azure"),
+    ("GNUPGHOME", ".gnupg"),
+    ("PASSWORD_STORE_DIR", ".password-store"),
+    ("NPM_CONFIG_USERCONFIG", ".npmrc"),
+    ("npm_config_userconfig", ".npmrc"),
+    ("NETRC", ".netrc"),
+    ("CARGO_HOME", ".cargo"),
+    ("VAULT_CONFIG_PATH", ".vault-token"),
+)
+
+
+def relocated(rest: str, env: Mapping[str, str], homes: Sequence[Path]) -> list[str]:
+    """Where the environment moved the home store ``~/rest`` (absolute values only; never
+    ``/`` or a home itself, which would mask everything)."""
+    out: list[str] = []
+    spared = {"/", *(str(h) for h in homes)}
+    for var, prefix in RELOCATIONS:
+        if rest != prefix and not rest.startswith(prefix + "/"):
+            continue
+        for value in env.get(var, "").split(":"):
+            if not value.startswith("/") or os.path.realpath(value) in spared:
+                continue
+            out.append(value.rstrip("/") + rest[len(prefix) :])
+    return out
+
+
+def relocated_specs(
+    specs: Sequence[MaskSpec], env: Mapping[str, str], homes: Sequence[Path]
+) -> list[MaskSpec]:
+    """The home specs again at the places ``env`` moved their stores to (for approval's
+    matcher, which judges paths, not a command's mounts)."""
+    from dataclasses import replace
+
+    out: list[MaskSpec] = []
+    for spec in specs:
+        pattern = spec.pattern.strip()
+        if pattern.startswith("~"):
+            rest = pattern[1:].lstrip("/")
+            out += [replace(spec, pattern=moved) for moved in relocated(rest, env, homes)]
+    return out
+
+
+def _mask_around(
+    masked: Path, keep: Sequence[Path], spec: MaskSpec, out: Resolved, limit: int = MAX_WALK_MASKS
+) -> None:
+    """Masks the entries of ``masked`` (a directory that holds a kept path: the project or a
+    writable root) one by one, down the way to each kept path and inside it: the kept paths
+    stay visible (a mount over their parent would hide them) while the secret files next to
+    them and in them do not (``cd ~/.aws && codingcode`` must not show the credentials)."""
+    stack = [masked]
+    count = 0
+    while stack:
+        directory = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                names = sorted(e.name for e in it)
+        except OSError:
+            continue
+        for name in names:
+            path = directory / name
+            if any(k == path or k.is_relative_to(path) for k in keep):
+                if os.path.isdir(path) and not os.path.islink(path):
+                    stack.append(path)
+                continue
+            if count >= limit:
+                out.notes.append(f"{masked}: only its first {limit} entries masked")
+                return
+            out.add(path, spec, real=True)
+            count += 1
+    out.notes.append(
+        f"{masked} ({spec.origin}) holds the project or a writable root: its entries are "
+        "masked one by one, the way to them stays visible"
+    )
+
+
 class MaskResolver:
     """Resolves a fixed list of specs for one project, remembering its walk between calls."""
 
@@ -240,12 +326,16 @@ class MaskResolver:
                 else:
                     self._absolute.append((prefix + relative, spec))
 
-    def resolve(self, homes: Sequence[Path]) -> Resolved:
+    def resolve(self, homes: Sequence[Path], env: Mapping[str, str] | None = None) -> Resolved:
+        """``env``: the command's environment, for the stores it moves out of the home
+        (``XDG_CONFIG_HOME``, ``KUBECONFIG``, ``GNUPGHOME``, ...: :data:`RELOCATIONS`)."""
         out = Resolved()
         for spec in self._home_specs:
             rest = spec.pattern.strip()[1:].lstrip("/")
             for home in homes:
                 self._absolute_pattern(str(home).rstrip("/") + "/" + rest, spec, out)
+            for moved in relocated(rest, env or {}, homes):
+                self._absolute_pattern(moved, spec, out)
         for pattern, spec in self._absolute:
             self._absolute_pattern(pattern, spec, out)
         for scan, spec in self._scans:
@@ -259,10 +349,9 @@ class MaskResolver:
             text = str(path).rstrip("/") + "/"
             if any((k.rstrip("/") + "/").startswith(text) for k in keep):
                 spec = out.paths.pop(path)
-                out.notes.append(
-                    f"{path} ({spec.origin}) is not masked: it is the project, a writable "
-                    "root or one of their parents"
-                )
+                # The project (or a writable root) lies in the masked directory: it stays
+                # visible, and everything of the mask around and inside it is masked.
+                _mask_around(path, [Path(k) for k in keep], spec, out)
         return out
 
     def _absolute_pattern(self, pattern: str, spec: MaskSpec, out: Resolved) -> None:

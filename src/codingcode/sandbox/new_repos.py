@@ -28,6 +28,8 @@ _EXECUTING_KEYS = re.compile(
     r"|pager\..*|alias\..*|include\.path|includeif\..*\.path|uploadpack\.packobjectshook"
     r"|remote\..*\.(uploadpack|receivepack|vcs)|protocol\..*\.allow|ssh\.variant)$"
 )
+#: The configuration keys that make git run a program (shared with the agent's git facts).
+EXECUTING_KEYS = _EXECUTING_KEYS
 
 
 def repositories(project: Path) -> set[Path]:

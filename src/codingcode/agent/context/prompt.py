@@ -115,13 +115,23 @@ class Environment:
         return "\n".join(lines)
 
 
+#: Outside the sandbox, git must not run what the repository's own configuration names.
+_NO_PROGRAMS = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+
+
 def git_facts(project: Path) -> tuple[str | None, bool | None]:
-    """(branch, dirty) of the repository ``project`` is in; (None, None) outside one."""
+    """(branch, dirty) of the repository ``project`` is in; (None, None) outside one.
+
+    These git calls run in codingcode itself, not in the sandbox: a hostile repository's
+    ``.git/config`` (``core.fsmonitor``, a ``filter.*.clean`` driver, ...) would otherwise run
+    its program unsandboxed before the first prompt. The fsmonitor and hooks are switched
+    off, submodules are not entered, and a repository whose own configuration names any
+    program git may run gets no ``status`` (dirty unknown)."""
 
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(
-                ["git", "-C", str(project), *args],
+                ["git", *_NO_PROGRAMS, "-C", str(project), *args],
                 capture_output=True,
                 text=True,
                 timeout=GIT_TIMEOUT_S,
@@ -137,8 +147,24 @@ def git_facts(project: Path) -> tuple[str | None, bool | None]:
         branch = git("symbolic-ref", "--short", "HEAD")
         if branch is None:
             return None, None
-    status = git("status", "--porcelain", "--untracked-files=normal")
+    if _repository_runs_programs(git("config", "--list", "--show-scope", "--name-only")):
+        return branch.strip() or "(detached)", None
+    status = git("status", "--porcelain", "--untracked-files=normal", "--ignore-submodules=all")
     return branch.strip() or "(detached)", None if status is None else bool(status.strip())
+
+
+def _repository_runs_programs(listing: str | None) -> bool:
+    """Whether the repository's own configuration (local, worktree and what they include; not
+    the user's, nor our own ``-c``) names a program git runs."""
+    from codingcode.sandbox.new_repos import EXECUTING_KEYS
+
+    if listing is None:
+        return True
+    for line in listing.splitlines():
+        scope, _, name = line.partition("\t")
+        if scope in ("local", "worktree") and EXECUTING_KEYS.match(name.lower()):
+            return True
+    return False
 
 
 def describe_sandbox(launcher: object) -> tuple[str, bool]:
