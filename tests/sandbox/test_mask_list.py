@@ -37,13 +37,20 @@ def test_env_files_anywhere_but_templates_and_env_directories(project: Path) -> 
         "a/b/c/.env.prod",
         ".env.example",
         "x/.env.sample",
+        ".envrc",
+        "b/.env~",
+        "deploy/prod.env",
+        "deploy/example.env",
     ]:
         (project / name).parent.mkdir(parents=True, exist_ok=True)
         (project / name).write_text("K=V")
     (project / "venvs" / ".env").mkdir(parents=True)  # a virtualenv named .env
     (project / "venvs" / ".env" / "pyvenv.cfg").write_text("")
     (project / "env.txt").write_text("")
-    assert resolve(project) == {".env", ".env.local", "a/.env", "a/b/c/.env.prod"}
+    (project / "docs.env").mkdir()  # a directory: not a file of secrets
+    assert resolve(project) == {
+        ".env", ".env.local", "a/.env", "a/b/c/.env.prod", ".envrc", "b/.env~", "deploy/prod.env",
+    }  # fmt: skip
 
 
 def test_skipped_directories_are_not_walked(project: Path) -> None:

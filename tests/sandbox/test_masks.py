@@ -75,11 +75,15 @@ def envfiles(project: Path, token: str) -> dict[str, Path]:
         ".env.local": project / ".env.local",
         "sub/.env": project / "sub" / ".env",
         "a/b/c/.env.production": project / "a" / "b" / "c" / ".env.production",
+        ".envrc": project / ".envrc",
+        ".env~": project / ".env~",
+        "deploy/prod.env": project / "deploy" / "prod.env",
     }
     for path in files.values():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"API_KEY={token}\n")
     (project / ".env.example").write_text("API_KEY=template\n")
+    (project / "example.env").write_text("API_KEY=template\n")
     return files
 
 
@@ -108,7 +112,18 @@ def test_home_credential_store_is_masked(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("name", [".env", ".env.local", "sub/.env", "a/b/c/.env.production"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        ".env",
+        ".env.local",
+        "sub/.env",
+        "a/b/c/.env.production",
+        ".envrc",
+        ".env~",
+        "deploy/prod.env",
+    ],
+)
 def test_project_env_files_are_masked(
     make_box, backend: str, name: str, envfiles: dict[str, Path], home: Path, token: str
 ) -> None:

@@ -66,6 +66,15 @@ _PROJECT = (
         files_only=True,
         keep=ENV_TEMPLATES,
     ),
+    _s("**/.env~", "editors' backups of .env files", "project", files_only=True),
+    _s("**/.envrc", "direnv's .envrc files (they export secrets)", "project", files_only=True),
+    _s(
+        "**/*.env",
+        "NAME.env files (docker --env-file; example.env and the like stay readable)",
+        "project",
+        files_only=True,
+        keep=ENV_TEMPLATES | {"example.env", "sample.env", "template.env"},
+    ),
 )
 
 _SYSTEM = (
