@@ -137,6 +137,10 @@ _STORE_DIRS = frozenset(
 _SAMPLE = 5
 
 
+#: The files planted for a project pattern whose star cannot simply be spelled out.
+_PROJECT_SAMPLES = {"**/.env.*": (".env.local", ".env.production")}
+
+
 def _plant(home: Path, project: Path) -> dict[str, list[Path]]:
     """A marker for every default mask in the scratch home and project."""
     planted: dict[str, list[Path]] = {}
@@ -151,11 +155,10 @@ def _plant(home: Path, project: Path) -> dict[str, list[Path]]:
             if not path.exists():
                 path.write_text("probe secret\n")
             planted[pattern] = [path]
-        elif pattern == "**/.env":
+        elif pattern.startswith("**/"):  # the project's files: one at the top, one below
+            top, below = _PROJECT_SAMPLES.get(pattern) or (pattern[3:].replace("*", "probe"),) * 2
             (project / "sub").mkdir(exist_ok=True)
-            planted[pattern] = [project / ".env", project / "sub" / ".env"]
-        elif pattern == "**/.env.*":
-            planted[pattern] = [project / ".env.local", project / "sub" / ".env.production"]
+            planted[pattern] = [project / top, project / "sub" / below]
         for path in planted.get(pattern, []):
             path.write_text("PROBE_SECRET=1\n")
     (project / ".env.example").write_text("TEMPLATE=1\n")
