@@ -10,14 +10,13 @@ directory named ``.git``; the user's ``.gitignore`` files are honoured, and so i
 
 from __future__ import annotations
 
-import hashlib
 import os
 import subprocess
 import time
-import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from codingcode.checkpoints.trees import Objects
 from codingcode.errors import ToolFailureError
 
 #: A git command that has not answered in this time is killed (a hung NFS, a huge tree).
@@ -166,23 +165,12 @@ class ShadowGit:
         body = f"tree {tree}\nauthor {who}\ncommitter {who}\n\n{message}\n".encode(
             errors="surrogateescape"
         )
-        data = b"commit %d\0" % len(body) + body
-        sha = hashlib.sha1(data, usedforsecurity=False).hexdigest()
-        path = self.git_dir / "objects" / sha[:2] / sha[2:]
-        if path.exists():
-            return sha
         try:
-            path.parent.mkdir(exist_ok=True)
-            tmp = path.parent / f"tmp_obj_{os.getpid()}_{sha[2:10]}"
-            with open(tmp, "xb") as f:
-                f.write(zlib.compress(data))
-            os.chmod(tmp, 0o444)
-            os.replace(tmp, path)
+            return Objects(self.git_dir).write(b"commit", body).hex()
         except OSError as exc:
             raise CheckpointError(
                 f"cannot write a commit into {self.git_dir}: {exc.strerror}."
             ) from None
-        return sha
 
     def sha1(self) -> bool:
         """Whether the store uses SHA-1 object names (git's default; set at init)."""
