@@ -179,3 +179,31 @@ def test_a_users_own_command_sees_the_paths_it_names(
         assert wait_exit(term, exit_file) == "0"
     finally:
         term.close()
+
+
+def test_ctrl_c_ends_a_users_own_command_not_the_app(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    import subprocess
+    import time
+
+    exit_file = tmp_path / "exit"
+    term = start(fake, project, tmp_path, exit_file, "--mode", "bypass")
+    try:
+        term.wait_prompt()
+        term.send("!sleep 4321", "Enter")
+        term.wait_text("!sleep 4321")
+        deadline = time.monotonic() + 20
+        while subprocess.run(["pgrep", "-fx", "sleep 4321"], capture_output=True).returncode:
+            assert time.monotonic() < deadline, "the command never started"
+        term.send("C-c")
+        term.wait_text("Cancelled: !sleep 4321")
+        term.wait_prompt()
+        # nothing of it runs on, and the app goes on
+        assert subprocess.run(["pgrep", "-fx", "sleep 4321"], capture_output=True).returncode
+        term.send("!echo still-here", "Enter")
+        term.wait_text("still-here\n")
+        term.send("/exit", "Enter")
+        assert wait_exit(term, exit_file) == "0"
+    finally:
+        term.close()

@@ -476,7 +476,22 @@ class SlashHandler:
         if not command:
             self.console.print("Type a command after !, e.g. !git status")
             return
-        output = await run_user_command(self.session, command)
+        # Ctrl-C ends the command (its whole process tree), not the app, as during a turn.
+        import asyncio
+        import signal
+
+        import anyio
+
+        loop = asyncio.get_running_loop()
+        with anyio.CancelScope() as scope:
+            loop.add_signal_handler(signal.SIGINT, scope.cancel)
+            try:
+                output = await run_user_command(self.session, command)
+            finally:
+                loop.remove_signal_handler(signal.SIGINT)
+        if scope.cancelled_caught:
+            self.console.print(f"[yellow]Cancelled:[/] !{command}", highlight=False)
+            return
         if isinstance(output, AgentError):
             self.console.print(f"[red]error:[/] {output.message}", highlight=False)
             text = f"error: {output.message}"
