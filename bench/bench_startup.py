@@ -7,6 +7,10 @@ cost a busy machine feels) and wall time, medians of interleaved runs.
 
 Target: `codingcode check …` and `codingcode tool read_file …` each at most 15× the bare
 interpreter in CPU time.
+
+Two reference processes show what the libraries these commands stand on cost by themselves:
+pydantic validating one argument model (tool arguments, settings and hook replies are
+validated with it), and that plus anyio running one call in a worker thread (how a tool runs).
 """
 
 from __future__ import annotations
@@ -25,6 +29,23 @@ from pathlib import Path
 from _common import verdict
 
 TARGET = 15.0
+
+
+#: The reference processes: the least each command needs of its two main libraries.
+_PYDANTIC = """
+from pydantic import BaseModel, ConfigDict, Field
+class Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="a path")
+    offset: int = Field(default=1, ge=1)
+Args.model_validate({"path": "a.txt"})
+"""
+_ANYIO = """
+import anyio
+async def call():
+    return await anyio.to_thread.run_sync(len, "a.txt")
+anyio.run(call)
+"""
 
 
 def _cpu_and_wall(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
@@ -53,6 +74,8 @@ def main() -> None:
         }
         commands = {
             "python -c pass": [sys.executable, "-c", "pass"],
+            "pydantic, one model": [sys.executable, "-c", _PYDANTIC],
+            "pydantic + anyio call": [sys.executable, "-c", _PYDANTIC + _ANYIO],
             "codingcode --version": [exe, "--version"],
             "codingcode --help": [exe, "--help"],
             "codingcode check": [exe, "check", "execute_command", '{"command": "ls -la"}'],

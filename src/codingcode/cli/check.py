@@ -31,8 +31,11 @@ def run_check(
     if batch:
         if tool is not None:
             fail("--batch reads its calls from stdin; give no TOOL or ARGS_JSON.")
+        import gc
+
         import anyio
 
+        gc.enable()  # off while the modules loaded (codingcode.__main__); a batch may be long
         anyio.run(_batch, runner, mode)  # (it prints as it goes: never attempted twice)
         return
     if tool is None or args_json is None:
