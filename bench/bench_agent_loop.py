@@ -27,6 +27,7 @@ from typing import Any
 import anyio
 
 from _common import verdict
+from codingcode.workspace import Workspace
 
 TARGET_SAVE_RATIO = 1.5
 TARGET_FLATNESS = 1.5
@@ -67,7 +68,7 @@ def run_session(project: Path, turns: int, *, save: bool) -> list[float]:
             stamps.append(time.perf_counter())
 
     session = open_session(
-        project,
+        Workspace.load(project),
         model=ModelSpec("openai", "bench"),
         provider=InstantModel(turns),
         save=save,
@@ -86,7 +87,7 @@ def run_session(project: Path, turns: int, *, save: bool) -> list[float]:
 def direct_call(project: Path, runs: int) -> float:
     from codingcode.runner import build_runner
 
-    runner = build_runner(project)
+    runner = build_runner(Workspace.load(project))
     times = []
 
     async def go() -> None:

@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from codingcode.workspace import Workspace
+
 N_SAVED = 20_000
 N_NAMES = 2_000
 N_SESSION = 200
@@ -32,7 +34,9 @@ def main() -> None:
             for i in range(N_SAVED)
         ]
         policy = Policy(rules=rules)
-        runner = build_runner(project, audit=False, policy=policy, launcher=object())
+        runner = build_runner(
+            Workspace.load(project), audit=False, policy=policy, launcher=object()
+        )
         pipeline = runner.pipeline
         assert pipeline is not None
         saved = SavedNetworkRules.from_policy(policy, project, distrust_project=False)

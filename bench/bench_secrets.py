@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codingcode.sandbox.masks import MaskSpec
+from codingcode.workspace import Workspace
 
 MASK_TARGET_MS = 2.0
 DECISION_TARGET = 1.10
@@ -118,7 +119,7 @@ def decision_cost(root: Path) -> None:
     project = root / "dproject"
     (project / "src").mkdir(parents=True)
     (project / "src" / "app.py").write_text("print(1)\n")
-    runner = build_runner(project, audit=False)
+    runner = build_runner(Workspace.load(project), audit=False)
     pipeline = runner.pipeline
     assert pipeline is not None and pipeline.masked is not None
     masked = pipeline.masked

@@ -20,6 +20,7 @@ from codingcode.skills.install import install_skills
 from codingcode.skills.loader import load_skills
 from codingcode.tools.resolver import create_session_tool_resolver
 from codingcode.tools.service import ToolService
+from codingcode.workspace import Workspace
 
 N = int(os.environ.get("BENCH_SKILLS_N", "20000"))
 
@@ -51,6 +52,7 @@ def main() -> None:
         os.environ["CODINGCODE_STATE_DIR"] = str(root / "state")
         os.environ["CODINGCODE_TRUST_ALL"] = "1"
         files = make(root)
+        workspace = Workspace.load(root)  # trusts every project file: CODINGCODE_TRUST_ALL
 
         def reference() -> None:
             for f in files:
@@ -60,7 +62,7 @@ def main() -> None:
             assert len(load_skills(root, is_trusted=trust_all).skills) == N
 
         def install() -> None:
-            text = install_skills(root, ToolService(), trust_all).prompt
+            text = install_skills(workspace, ToolService()).prompt
             assert len(text) < 30_000
 
         def commands() -> None:
@@ -72,7 +74,7 @@ def main() -> None:
             warmup=0,
         )
         service = ToolService()
-        install_skills(root, service, trust_all)
+        install_skills(workspace, service)
         resolver = create_session_tool_resolver(service)
         start = time.perf_counter()
         hits = resolver.search("task number 12345")

@@ -44,18 +44,18 @@ def test_precedence_local_over_project_over_user_ours_wins_a_tie(
 ) -> None:
     monkeypatch.setenv("CODINGCODE_TRUST_ALL", "1")
     write(claude_config_dir() / "settings.json", {"permissions": {"defaultMode": "plan"}})
-    assert load_policy(project, load_settings(project)).default_mode == "plan"
+    assert load_policy(load_settings(project)).default_mode == "plan"
     write(project / ".claude" / "settings.json", {"permissions": {"defaultMode": "acceptEdits"}})
-    assert load_policy(project, load_settings(project)).default_mode == "acceptEdits"
+    assert load_policy(load_settings(project)).default_mode == "acceptEdits"
     write(project / ".codingcode" / "settings.json", {"permissions": {"defaultMode": "default"}})
-    assert load_policy(project, load_settings(project)).default_mode == "default"
+    assert load_policy(load_settings(project)).default_mode == "default"
     write(
         project / ".claude" / "settings.local.json",
         {"permissions": {"defaultMode": "bypassPermissions"}},
     )
-    assert load_policy(project, load_settings(project)).default_mode == "bypass"
+    assert load_policy(load_settings(project)).default_mode == "bypass"
     write(project / ".codingcode" / "settings.local.json", {"permissions": {"defaultMode": "plan"}})
-    assert load_policy(project, load_settings(project)).default_mode == "plan"
+    assert load_policy(load_settings(project)).default_mode == "plan"
 
 
 def test_rules_from_every_file_add_up_with_their_scope(
@@ -65,7 +65,7 @@ def test_rules_from_every_file_add_up_with_their_scope(
     write(claude_config_dir() / "settings.json", {"permissions": {"allow": ["Bash(ls)"]}})
     write(project / ".claude" / "settings.json", {"permissions": {"deny": ["Read(./.env)"]}})
     write(project / ".claude" / "settings.local.json", {"permissions": {"ask": ["WebSearch"]}})
-    policy = load_policy(project, load_settings(project))
+    policy = load_policy(load_settings(project))
     got = {(r.shown, r.text, r.action, r.scope) for r in policy.rules}
     assert ("Bash(ls)", "execute_command(ls)", "allow", Scope.USER) in got
     assert ("Read(./.env)", "read_file(.env)", "deny", Scope.PROJECT) in got
@@ -86,7 +86,7 @@ def test_an_untrusted_claude_file_restricts_but_grants_nothing(project: Path) ->
     )
     settings = load_settings(project)
     assert [f.trusted for f in settings.files] == [False]
-    kept = load_policy(project, settings).without_untrusted_grants()
+    kept = load_policy(settings).without_untrusted_grants()
     assert [r.shown for r in kept.rules] == ["Bash(curl:*)"]
     assert kept.default_mode is None
     # The trust question lists the file; trusting it makes its grants apply.
@@ -94,7 +94,7 @@ def test_an_untrusted_claude_file_restricts_but_grants_nothing(project: Path) ->
     TrustStore().trust(project)
     settings = load_settings(project)
     assert [f.trusted for f in settings.files] == [True]
-    assert load_policy(project, settings).without_untrusted_grants().default_mode == "bypass"
+    assert load_policy(settings).without_untrusted_grants().default_mode == "bypass"
 
 
 def test_claude_directory_is_a_control_file(project: Path) -> None:
@@ -148,8 +148,8 @@ def test_a_bad_rule_in_a_claude_file_is_reported_once_not_fatal(project: Path) -
         {"permissions": {"deny": ["Bash(rm:*)", "Bogus(x)", "Bash(oops"]}},
     )
     settings = load_settings(project)
-    policy = load_policy(project, settings)
-    load_policy(project, settings)  # a second reader adds no second note
+    policy = load_policy(settings)
+    load_policy(settings)  # a second reader adds no second note
     assert [r.shown for r in policy.rules] == ["Bash(rm:*)"]
     assert len(settings.notes) == 2
     assert "permissions.deny[1]" in settings.notes[0] and "'Bogus'" in settings.notes[0]
@@ -173,7 +173,7 @@ def test_rules_for_claude_tools_we_do_not_have_are_one_note(project: Path) -> No
         },
     )
     settings = load_settings(project)
-    policy = load_policy(project, settings)
+    policy = load_policy(settings)
     assert [r.shown for r in policy.rules] == ["Bash(rm:*)"]
     assert len(settings.notes) == 1, settings.notes
     assert "3 permission rules for Claude Code tools codingcode does not have" in settings.notes[0]

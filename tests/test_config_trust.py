@@ -44,9 +44,7 @@ def _settings(project: Path, section: str, trusted: bool, scope: Scope = Scope.P
 def _permissions(settings: Settings, distrust: bool) -> tuple[bool, bool]:
     from codingcode.approval.rules import load_policy
 
-    policy = load_policy(settings.project, settings).without_untrusted_grants(
-        distrust_project=distrust
-    )
+    policy = load_policy(settings).without_untrusted_grants(distrust_project=distrust)
     actions = {r.action for r in policy.rules}
     return "allow" in actions and policy.default_mode == "bypass", "deny" in actions
 

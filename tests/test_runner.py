@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from codingcode.runner import build_runner
 from codingcode.tools import ToolAnnotations, ToolDefinition, ToolExecCtx, ToolOrigin, ToolService
+from codingcode.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -45,7 +46,7 @@ async def test_plan_mode_keeps_only_trusted_read_only_mcp_tools(
     project: Path, name: str, read_only: bool, layer: str
 ) -> None:
     service = ToolService([mcp_tool(name, read_only)])
-    runner = build_runner(project, mode="plan", service=service, audit=False)
+    runner = build_runner(Workspace.load(project), mode="plan", service=service, audit=False)
     decision = await runner.decide(name, {})
     assert decision.layer == layer, decision
     if layer == "PermissionMode":
@@ -62,7 +63,7 @@ async def test_a_callers_own_context_still_gets_the_runners_sandbox(project: Pat
     service = ToolService(
         [ToolDefinition(name="probe", description="d", parameters=NoArgs, execute=record)]
     )
-    runner = build_runner(project, mode="bypass", service=service, audit=False)
+    runner = build_runner(Workspace.load(project), mode="bypass", service=service, audit=False)
     assert runner.launcher is not None
     await runner.run("probe", {}, ToolExecCtx(project_path=project))
     assert seen == [runner.launcher]

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from codingcode import config, trust
-from codingcode.workspace import Workspace, workspace_for
+from codingcode.runner import build_runner
+from codingcode.workspace import Workspace
 from tests.agent.fake_model import FakeModelServer, Step, tool_results
 
 
@@ -130,7 +131,7 @@ def test_the_workspace_keeps_the_trust_decision(project: Path, counts: dict[str,
     # Handed down, it is used as it is; reloaded (after the session's own write), the same
     # store and decision read the files again.
     before = dict(counts)
-    assert workspace_for(project, distrusting) is distrusting
+    assert build_runner(distrusting, audit=False).workspace is distrusting
     assert counts == before
     again = distrusting.reload()
     assert again.trust is distrusting.trust

@@ -305,7 +305,7 @@ class ToolRunner:
 
 
 def build_runner(
-    project: Path,
+    workspace: Workspace,
     *,
     mode: str | None = "default",
     session_id: str = "default",
@@ -313,41 +313,36 @@ def build_runner(
     confirmer: Confirmer | None = None,
     hooks: HookBus | None = None,
     audit: bool = True,
-    trust_project_grants: bool = True,
     policy: Policy | None = None,
     launcher: Any = None,
     assume_trusted: bool = False,
     checkpoints: bool = False,
-    workspace: Workspace | None = None,
 ) -> ToolRunner:
     """The runner every front end uses for a project: its settings, approval and sandbox.
 
-    ``mode=None`` takes ``permissions.defaultMode`` from the settings (else ``default``).
-    ``confirmer=None`` is a headless run: an ask becomes a deny saying how to allow it.
-    Allow rules, hooks and a looser defaultMode from project files apply only when the user
-    trusted those files (``SettingsFile.trusted``); ``trust_project_grants=False`` ignores
-    them regardless. Deny and ask rules always apply. ``checkpoints=True`` (agent sessions)
-    checkpoints the project before every call that can change it, as the settings say.
-    ``workspace``: the session's, built once by the front end (None: read one now).
+    ``workspace``: the session's project, settings and trust, built once by the front end
+    (``Workspace.load``). ``mode=None`` takes ``permissions.defaultMode`` from the settings
+    (else ``default``). ``confirmer=None`` is a headless run: an ask becomes a deny saying
+    how to allow it. Allow rules, hooks and a looser defaultMode from project files apply
+    only when the user trusted those files (``SettingsFile.trusted``); a workspace that
+    distrusts its project (``trust_project_grants=False``) ignores them regardless. Deny and
+    ask rules always apply. ``checkpoints=True`` (agent sessions) checkpoints the project
+    before every call that can change it, as the settings say.
     """
     from codingcode.approval.rules import load_policy
     from codingcode.approval.setup import build_pipeline
     from codingcode.config import audit_required
     from codingcode.hooks.pre_tool_use import POST_APPROVAL, HookBus
     from codingcode.tools import declarations
-    from codingcode.workspace import workspace_for
 
     service = service or ToolService.default()
     declared = declarations.lookup(service)  # what its tools declare (one cache per runner)
     assert service is not None
-    project = Path(project).resolve()
-    workspace = workspace_for(project, workspace)
-    if not trust_project_grants:  # the session's decision travels in its workspace
-        workspace = workspace.distrusting()
-    distrust = not workspace.trust_project_grants
+    project = workspace.root
+    distrust = not workspace.trust_project_grants  # the session's decision, in its workspace
     settings = workspace.settings
     # The user's rules, read once: the approval layer and the sandbox's masks both use them.
-    policy = policy or load_policy(project, settings)
+    policy = policy or load_policy(settings)
     bus = hooks or HookBus()
     log: AuditLog | None = None
     if audit:  # (a dry run loads no audit log)
@@ -357,11 +352,13 @@ def build_runner(
             emit=lambda rec: bus.emit(POST_APPROVAL, rec), required=audit_required(settings)
         )
 
-    # The sandbox: every command runs contained unless the caller brings its own.
-    sandbox = None
+    # The sandbox: every command runs contained unless the caller brings its own (one
+    # service a session: approval asks the one that runs the commands, never a second).
+    from codingcode.sandbox.service import SandboxService
+
+    sandbox = launcher if isinstance(launcher, SandboxService) else None
     if launcher is None:
         from codingcode.approval.capabilities import deny_rule_masks
-        from codingcode.sandbox.service import SandboxService
 
         # The user's deny rules on paths are masks too: the sandbox backs them.
         sandbox = SandboxService.for_workspace(
@@ -467,5 +464,5 @@ def build_runner(
     if checkpoints:
         from codingcode.checkpoints.recorder import recorder_for
 
-        runner.checkpoints = recorder_for(project, settings, workspace.state_dir)
+        runner.checkpoints = recorder_for(workspace)
     return runner

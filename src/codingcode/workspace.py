@@ -99,11 +99,3 @@ def distrusted(settings: Settings) -> Settings:
 
     files = [f if f.scope is Scope.USER else replace(f, trusted=False) for f in settings.files]
     return replace(settings, files=files)
-
-
-def workspace_for(project: Path, workspace: Workspace | None) -> Workspace:
-    """``workspace`` when the front end handed one down; else one read now (a caller with
-    no front end above it: a test, a benchmark, a library user)."""
-    if workspace is not None:
-        return workspace
-    return Workspace.load(project)

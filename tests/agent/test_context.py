@@ -53,7 +53,7 @@ def test_instruction_order_and_fallback(project: Path, tmp_path: Path) -> None:
     (tmp_path / "user-config" / "CLAUDE.md").write_text("user claude\n")
     # Above the repository root: not read.
     (project.parent / "AGENTS.md").write_text("outside the repo\n")
-    items = load_instructions(sub)
+    items = load_instructions(Workspace.load(sub))
     texts = [i.text.strip() for i in items]
     # AGENTS.md and CLAUDE.md are both read (as Claude Code users expect), each once.
     assert texts == ["user claude", "root agents", "root claude", "pkg claude", "mod agents"]
@@ -66,7 +66,7 @@ def test_claude_md_importing_agents_md_reads_each_once_and_the_local_file(
     (project / "AGENTS.md").write_text("shared rules\n")
     (project / "CLAUDE.md").write_text("See @AGENTS.md\nclaude extras\n")
     (project / "CLAUDE.local.md").write_text("my own notes\n")
-    items = load_instructions(project)
+    items = load_instructions(Workspace.load(project))
     joined = "\n".join(i.text for i in items)
     assert joined.count("shared rules") == 1
     assert "claude extras" in joined and "my own notes" in joined
@@ -76,7 +76,7 @@ def test_claude_md_importing_agents_md_reads_each_once_and_the_local_file(
 def test_no_repository_reads_only_the_project(project: Path) -> None:
     (project.parent / "AGENTS.md").write_text("parent\n")
     (project / "AGENTS.md").write_text("here\n")
-    assert [i.text.strip() for i in load_instructions(project)] == ["here"]
+    assert [i.text.strip() for i in load_instructions(Workspace.load(project))] == ["here"]
 
 
 def test_imports_are_bounded_inside_and_through_the_rules(project: Path) -> None:
@@ -91,8 +91,9 @@ def test_imports_are_bounded_inside_and_through_the_rules(project: Path) -> None
         "start @n0.md\nsecret @.env\nout @../outside.md\nmail me@example.com\n"
         "`@n0.md` in code\n```\n@n0.md\n```\ncycle @AGENTS.md\n"
     )
-    runner = build_runner(project)
-    [item] = load_instructions(project, check=approval_import_check(runner))
+    workspace = Workspace.load(project)
+    runner = build_runner(workspace)
+    [item] = load_instructions(workspace, check=approval_import_check(runner))
     rendered = render_instructions([item])
     assert "level 0" in rendered and f"level {MAX_IMPORT_DEPTH - 1}" in rendered
     assert "too deep" not in rendered and "nest at most" in rendered
@@ -102,7 +103,7 @@ def test_imports_are_bounded_inside_and_through_the_rules(project: Path) -> None
 
 
 def test_environment_facts(project: Path) -> None:
-    runner = build_runner(project, mode="plan")
+    runner = build_runner(Workspace.load(project), mode="plan")
     env = environment(
         project,
         mode=runner.mode,
@@ -151,7 +152,7 @@ def test_spill_keeps_everything_and_read_file_reads_it(project: Path, tmp_path: 
     assert str(path) in shown
     small, none = spill_output("short", limit=2_000, directory=directory, call_id="c2", tool="x")
     assert small == "short" and none is None
-    runner = build_runner(project)  # headless: anything that asks is denied
+    runner = build_runner(Workspace.load(project))  # headless: anything that asks is denied
     out = anyio.run(runner.run, "read_file", {"path": str(path), "offset": 15_000, "limit": 3})
     assert "line 14999" in out and "line 15001" in out
 

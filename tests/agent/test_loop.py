@@ -20,6 +20,7 @@ from codingcode.agent.transcript import (
     ToolCallStarted,
 )
 from codingcode.tools import ToolExecCtx, ToolService, tool
+from codingcode.workspace import Workspace
 from tests.agent.fake_model import FakeModelServer, Step, tool_names, tool_results
 
 pytestmark = pytest.mark.anyio
@@ -49,7 +50,7 @@ def make_session(
 ) -> AgentSession:
     sink = events.append if events is not None else (lambda e: None)
     return open_session(
-        project,
+        Workspace.load(project),
         model=parse_model(model, source="test"),
         service=service,
         sink=sink,

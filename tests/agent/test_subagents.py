@@ -50,7 +50,7 @@ async def test_dispatch_runs_a_sub_agent(
     ]
     events: list[AgentEvent] = []
     session = open_session(
-        project,
+        Workspace.load(project),
         model=parse_model(model_env, source="test"),
         sink=events.append,
         session_id="main",
@@ -85,7 +85,7 @@ async def test_unknown_agent_lists_known_ones(
         Step(tool_calls=[("dispatch_agent", {"agent": "wizard", "prompt": "magic"})]),
         Step(text="ok"),
     ]
-    session = open_session(project, model=parse_model(model_env, source="t"))
+    session = open_session(Workspace.load(project), model=parse_model(model_env, source="t"))
     await session.send("go")
     content = tool_results(fake.bodies()[1])[-1][0]
     assert "Unknown agent 'wizard'" in content
@@ -115,7 +115,7 @@ async def test_project_profile_filters_tools(
         Step(text="no luck"),
         Step(text="done"),
     ]
-    session = open_session(project, model=parse_model(model_env, source="t"))
+    session = open_session(Workspace.load(project), model=parse_model(model_env, source="t"))
     assert (await session.send("go")).ok
     sub = fake.bodies()[1]
     assert tool_names(sub) == ["search_files"]
@@ -126,11 +126,15 @@ async def test_project_profile_filters_tools(
 
 async def test_depth_is_bounded(project: Path, fake: FakeModelServer, model_env: str) -> None:
     fake.script = [Step(text="hi")]
-    deepest = open_session(project, model=parse_model(model_env, source="t"), depth=MAX_DEPTH)
+    deepest = open_session(
+        Workspace.load(project), model=parse_model(model_env, source="t"), depth=MAX_DEPTH
+    )
     await deepest.send("hi")
     assert "dispatch_agent" not in tool_names(fake.bodies()[0])
     fake.script = [Step(text="hi")]
-    shallower = open_session(project, model=parse_model(model_env, source="t"), depth=MAX_DEPTH - 1)
+    shallower = open_session(
+        Workspace.load(project), model=parse_model(model_env, source="t"), depth=MAX_DEPTH - 1
+    )
     await shallower.send("hi")
     assert "dispatch_agent" in tool_names(fake.bodies()[1])
 
@@ -249,7 +253,9 @@ async def test_profile_model_and_cancellation(
         Step(text="pondering forever", hang=True),  # the sub-agent's response never ends
         Step(text="the parent goes on"),
     ]
-    session = open_session(project, model=parse_model("anthropic:main-model", source="t"))
+    session = open_session(
+        Workspace.load(project), model=parse_model("anthropic:main-model", source="t")
+    )
 
     async def cancel_when_child_streams() -> None:
         await anyio.to_thread.run_sync(fake.hanging.wait, 10)
@@ -283,7 +289,9 @@ async def test_a_session_grant_holds_for_its_sub_agents(
         Step(text="all done"),
     ]
     confirmer = ScriptedConfirmer([Answer.SESSION])
-    session = open_session(project, model=parse_model(model_env, source="t"), confirmer=confirmer)
+    session = open_session(
+        Workspace.load(project), model=parse_model(model_env, source="t"), confirmer=confirmer
+    )
     outcome = await session.send("go")
     assert outcome.ok, outcome.text
     assert len(confirmer.requests) == 1

@@ -31,7 +31,9 @@ def _needs_a_sandbox(project: Path) -> None:
 
 
 async def _decision(project: Path, command: str) -> str:
-    d = await build_runner(project).decide("execute_command", {"command": command}, dry_run=True)
+    d = await build_runner(Workspace.load(project)).decide(
+        "execute_command", {"command": command}, dry_run=True
+    )
     return d.decision
 
 

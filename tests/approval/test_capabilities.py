@@ -18,6 +18,7 @@ from codingcode.approval.pipeline import ToolCall
 from codingcode.approval.rules import Rule
 from codingcode.errors import DeniedError
 from codingcode.runner import build_runner
+from codingcode.workspace import Workspace
 from tests.sandbox.conftest import BWRAP_PROBLEM, LANDLOCK_PROBLEM
 
 PY = sys.executable
@@ -87,7 +88,9 @@ def test_deny_rules_on_read_paths_become_unexposable_masks(project: Path) -> Non
 def test_a_refused_call_carries_no_capabilities(envproject: Path) -> None:
     import anyio
 
-    runner = build_runner(envproject, audit=False, confirmer=ScriptedConfirmer(["deny"]))
+    runner = build_runner(
+        Workspace.load(envproject), audit=False, confirmer=ScriptedConfirmer(["deny"])
+    )
     with pytest.raises(DeniedError):
         anyio.run(runner.run, "execute_command", {"command": "cat .env"})
 
@@ -96,7 +99,7 @@ def test_the_question_carries_what_a_yes_would_let_the_call_see(envproject: Path
     import anyio
 
     confirmer = ScriptedConfirmer(["deny"])
-    runner = build_runner(envproject, audit=False, confirmer=confirmer)
+    runner = build_runner(Workspace.load(envproject), audit=False, confirmer=confirmer)
     with pytest.raises(DeniedError):
         anyio.run(runner.run, "execute_command", {"command": "cat .env"})
     (request,) = confirmer.requests
@@ -115,7 +118,7 @@ def run(project: Path, command: str, answers: list[str]) -> str:
     import anyio
 
     confirmer = ScriptedConfirmer(answers)
-    runner = build_runner(project, audit=False, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), audit=False, confirmer=confirmer)
     try:
         return str(anyio.run(runner.run, "execute_command", {"command": command}))
     finally:

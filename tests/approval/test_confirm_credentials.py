@@ -13,6 +13,7 @@ from codingcode.approval.confirm import ScriptedConfirmer, question_text
 from codingcode.config import user_config_dir
 from codingcode.errors import DeniedError
 from codingcode.runner import build_runner
+from codingcode.workspace import Workspace
 
 REAL = "ghp_" + "QuestionRealToken0" * 2 + "zz"
 
@@ -31,7 +32,7 @@ def test_the_question_lists_the_placeholders(
         )
     )  # fmt: skip
     confirmer = ScriptedConfirmer(["deny"])
-    runner = build_runner(project, mode="default", confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), mode="default", confirmer=confirmer)
     try:
         with pytest.raises(DeniedError):  # the scripted user says no
             anyio.run(lambda: runner.run("execute_command", {"command": "touch x && rm x"}))

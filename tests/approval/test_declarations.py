@@ -27,6 +27,7 @@ from codingcode.tools import declarations
 from codingcode.tools.builtin import builtin_tools
 from codingcode.tools.definition import ToolDefinition, tool
 from codingcode.tools.service import ToolService
+from codingcode.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +60,7 @@ def _runner(project: Path, mode: str = "default", deny: list[str] | None = None)
         settings = project / ".codingcode" / "settings.json"
         settings.parent.mkdir(exist_ok=True)
         settings.write_text(json.dumps({"permissions": {"deny": deny}}))
-    return build_runner(project, mode=mode, service=_service(), audit=False)
+    return build_runner(Workspace.load(project), mode=mode, service=_service(), audit=False)
 
 
 async def _decide(runner: ToolRunner, tool_name: str, args: dict[str, Any]) -> tuple[str, str]:
@@ -147,7 +148,7 @@ async def test_a_declared_readers_deny_rule_covers_commands_and_masks_the_sandbo
     assert (d.decision, d.rule) == ("deny", "peek(private/**)")
     # denyRead: the reader's deny rule is a sandbox mask; the writer's is not (it would
     # hide files the user only wanted kept unchanged), as with read_file and write_file
-    rules = load_policy(project, load_settings(project)).rules
+    rules = load_policy(load_settings(project)).rules
     masks = deny_rule_masks(rules, project, declarations.lookup(_service()))
     assert [m.pattern for m in masks] == [f"{project}/private/**"]
     policy = runner.launcher.policy

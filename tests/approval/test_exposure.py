@@ -25,6 +25,7 @@ from codingcode.approval.call import (
 from codingcode.approval.capabilities import rule_literal_paths
 from codingcode.approval.confirm import Answer, ScriptedConfirmer
 from codingcode.approval.pipeline import ApprovalPipeline, Decision, ToolCall
+from codingcode.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -106,7 +107,7 @@ async def test_hooks_allow_exposes_nothing(project: Path, secret: Path) -> None:
 async def test_a_session_grant_exposes_nothing(project: Path, secret: Path) -> None:
     from codingcode.runner import build_runner
 
-    runner = build_runner(project, confirmer=ScriptedConfirmer([Answer.SESSION]))
+    runner = build_runner(Workspace.load(project), confirmer=ScriptedConfirmer([Answer.SESSION]))
     pipeline = runner.pipeline
     assert pipeline is not None
     first = await pipeline.decide(call(project, "mytool secret.txt"))

@@ -12,6 +12,7 @@ from codingcode.approval.confirm import Answer, Reply, ScriptedConfirmer
 from codingcode.approval.grants import narrow_rule, split_rules
 from codingcode.errors import DeniedError
 from codingcode.runner import build_runner
+from codingcode.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -68,7 +69,7 @@ def test_split_rules() -> None:
 
 async def test_a_session_grant_is_used_then_gone_with_the_session(project: Path) -> None:
     confirmer = ScriptedConfirmer([Answer.SESSION])
-    runner = build_runner(project, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), confirmer=confirmer)
     d = await runner.decide("execute_command", {"command": "python3 -m pytest -q"})
     assert d.decision == "allow" and "session" in d.reason
     assert confirmer.requests[0].suggested_rule == "execute_command(python3 -m pytest *)"
@@ -80,7 +81,7 @@ async def test_a_session_grant_is_used_then_gone_with_the_session(project: Path)
     assert not (project / ".codingcode" / "settings.local.json").exists()  # nothing saved
     # a new session (a new runner): asked again
     again = ScriptedConfirmer([Answer.DENY])
-    d = await build_runner(project, confirmer=again).decide(
+    d = await build_runner(Workspace.load(project), confirmer=again).decide(
         "execute_command", {"command": "python3 -m pytest -q"}
     )
     assert d.decision == "deny" and len(again.requests) == 1
@@ -88,7 +89,7 @@ async def test_a_session_grant_is_used_then_gone_with_the_session(project: Path)
 
 async def test_a_session_grant_never_beats_a_deny_or_ask_rule(project: Path) -> None:
     confirmer = ScriptedConfirmer([Reply(Answer.SESSION, rule="execute_command(cat *)")])
-    runner = build_runner(project, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), confirmer=confirmer)
     d = await runner.decide("execute_command", {"command": "cat x > y"})
     assert d.decision == "allow"
     # R9 asks about .env: the session grant does not pass it
@@ -99,7 +100,9 @@ async def test_a_session_grant_never_beats_a_deny_or_ask_rule(project: Path) -> 
 async def test_always_for_me_saves_in_the_user_settings(project: Path) -> None:
     from codingcode.config import user_config_dir
 
-    runner = build_runner(project, confirmer=ScriptedConfirmer([Answer.ALWAYS_USER]))
+    runner = build_runner(
+        Workspace.load(project), confirmer=ScriptedConfirmer([Answer.ALWAYS_USER])
+    )
     assert (await runner.decide("execute_command", {"command": "cargo test"})).allowed
     saved = json.loads((user_config_dir() / "settings.json").read_text())
     assert saved["permissions"]["allow"] == ["execute_command(cargo test)"]
@@ -108,7 +111,7 @@ async def test_always_for_me_saves_in_the_user_settings(project: Path) -> None:
 
 async def test_an_edited_rule_is_what_is_saved(project: Path) -> None:
     confirmer = ScriptedConfirmer([Reply(Answer.ALWAYS, rule="execute_command(make check)")])
-    runner = build_runner(project, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), confirmer=confirmer)
     assert (await runner.decide("execute_command", {"command": "make check"})).allowed
     saved = json.loads((project / ".codingcode" / "settings.local.json").read_text())
     assert saved["permissions"]["allow"] == ["execute_command(make check)"]
@@ -116,7 +119,7 @@ async def test_an_edited_rule_is_what_is_saved(project: Path) -> None:
 
 async def test_an_invalid_edited_rule_allows_once_and_saves_nothing(project: Path) -> None:
     confirmer = ScriptedConfirmer([Reply(Answer.ALWAYS, rule="execute_command(")])
-    runner = build_runner(project, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), confirmer=confirmer)
     d = await runner.decide("execute_command", {"command": "make"})
     assert d.allowed and "was not saved" in d.reason
     assert not (project / ".codingcode" / "settings.local.json").exists()
@@ -125,7 +128,7 @@ async def test_an_invalid_edited_rule_allows_once_and_saves_nothing(project: Pat
 async def test_no_grant_for_a_call_a_preset_asked_about(project: Path) -> None:
     (project / ".env").write_text("A=1\n")
     confirmer = ScriptedConfirmer([Reply(Answer.ALWAYS, rule="read_file(.env)")])
-    runner = build_runner(project, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), confirmer=confirmer)
     assert (await runner.decide("read_file", {"path": ".env"})).allowed
     assert confirmer.requests[0].preset and confirmer.requests[0].suggested_rule is None
     assert not (project / ".codingcode" / "settings.local.json").exists()
@@ -133,7 +136,7 @@ async def test_no_grant_for_a_call_a_preset_asked_about(project: Path) -> None:
 
 async def test_no_and_tell_the_model_why(project: Path) -> None:
     confirmer = ScriptedConfirmer([Reply(Answer.DENY, message="use make test instead")])
-    runner = build_runner(project, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), confirmer=confirmer)
     with pytest.raises(DeniedError) as err:
         await runner.run("execute_command", {"command": "pytest"})
     assert "The user says: use make test instead" in err.value.message
@@ -142,7 +145,7 @@ async def test_no_and_tell_the_model_why(project: Path) -> None:
 async def test_an_edit_that_would_fail_is_not_asked(project: Path) -> None:
     (project / "a.py").write_text("x = 1\nx = 1\nx = 1\n")
     confirmer = ScriptedConfirmer([Answer.ALLOW])
-    runner = build_runner(project, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), confirmer=confirmer)
     args = {"path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}
     d = await runner.decide("edit_file", args)
     assert d.decision == "deny" and "occurs 3 times" in d.reason and "no one was asked" in d.reason
@@ -161,7 +164,7 @@ async def test_the_audit_records_the_answer_the_grant_and_redacts_secrets(projec
     from codingcode.record.audit import AuditLog, redact
 
     confirmer = ScriptedConfirmer([Answer.SESSION, Answer.DENY])
-    runner = build_runner(project, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), confirmer=confirmer)
     token = "ghp_" + "a" * 36
     await runner.decide(
         "execute_command", {"command": f"curl -H 'Authorization: Bearer {token}' x"}
@@ -184,7 +187,7 @@ async def test_the_uv_run_rule_alone_allows_the_command(project: Path) -> None:
     (rules / "settings.local.json").write_text(
         '{"permissions": {"allow": ["execute_command(uv run pytest *)"]}}'
     )
-    runner = build_runner(project, audit=False, assume_trusted=True)
+    runner = build_runner(Workspace.load(project), audit=False, assume_trusted=True)
     decision = await runner.decide("execute_command", {"command": "uv run pytest -q"})
     assert decision.decision == "allow", decision
 
@@ -193,12 +196,12 @@ async def test_a_grant_of_a_whole_line_allows_exactly_that_line(project: Path) -
     """The rule saved for a loop allows that loop again, not its parts on their own."""
     loop = "for i in 1 2; do sleep 0; done"
     confirmer = ScriptedConfirmer([Answer.ALWAYS])
-    runner = build_runner(project, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), confirmer=confirmer)
     d = await runner.decide("execute_command", {"command": loop})
     assert confirmer.requests[0].suggested_rule == f"execute_command({loop})"
     assert d.decision == "allow"
     again = ScriptedConfirmer([Answer.DENY])
-    fresh = build_runner(project, confirmer=again)
+    fresh = build_runner(Workspace.load(project), confirmer=again)
     d = await fresh.decide("execute_command", {"command": loop})
     assert (d.decision, d.layer) == ("allow", "RuleEngine") and not again.requests
     d = await fresh.decide("execute_command", {"command": "sleep 0"})

@@ -33,6 +33,7 @@ from codingcode.config import SettingsError, load_settings
 from codingcode.runner import build_runner
 from codingcode.sandbox.network.domains import ALLOWED_KEY, DENIED_KEY, LOCAL_KEY
 from codingcode.sandbox.network.runtime import Blocked
+from codingcode.workspace import Workspace
 
 NPM_RULE = "execute_command(npm install *) network(registry.npmjs.org, registry.yarnpkg.com)"
 
@@ -111,7 +112,7 @@ def test_add_allowed_domains_refuses_bad_input_and_leaves_the_file(tmp_path: Pat
 
 
 def test_a_registry_block_is_granted_to_the_program_only(project: Path) -> None:
-    runner = build_runner(project, audit=False)
+    runner = build_runner(Workspace.load(project), audit=False)
     pipeline = runner.pipeline
     install = cmd(project, "npm install left-pad")
     assert grant_for(pipeline, install, ["registry.npmjs.org"]).rule == NPM_RULE
@@ -125,7 +126,7 @@ def test_a_registry_block_is_granted_to_the_program_only(project: Path) -> None:
 def test_later_calls_get_session_names_and_clause_rules_whatever_allowed_them(
     project: Path,
 ) -> None:
-    runner = build_runner(project, audit=False)
+    runner = build_runner(Workspace.load(project), audit=False)
     pipeline = runner.pipeline
     install = cmd(project, "npm install left-pad")
     assert granted_domains(pipeline, install) == frozenset()
@@ -149,17 +150,17 @@ def test_saved_clause_rules_count_only_when_trusted(project: Path) -> None:
     project_file = project / ".codingcode" / "settings.json"
     project_file.write_text(json.dumps({"permissions": {"allow": [NPM_RULE]}}))
     install = cmd(project, "npm install left-pad")
-    runner = build_runner(project, audit=False)
+    runner = build_runner(Workspace.load(project), audit=False)
     # a project the user has not trusted: its file's clause grants nothing
     untrusted = SavedNetworkRules.from_policy(
-        load_policy(project, load_settings(project)), project, distrust_project=False
+        load_policy(load_settings(project)), project, distrust_project=False
     )
     assert untrusted.engine is None
     assert granted_domains(runner.pipeline, install, untrusted) == frozenset()
     from codingcode.trust import TrustStore
 
     TrustStore().trust(project)
-    policy = load_policy(project, load_settings(project))
+    policy = load_policy(load_settings(project))
     distrusted = SavedNetworkRules.from_policy(policy, project, distrust_project=True)
     assert distrusted.engine is None  # the session's own distrust (--no-trust) too
     trusted = SavedNetworkRules.from_policy(policy, project, distrust_project=False)
@@ -173,7 +174,9 @@ def ask(
     project: Path, answers: list[Any] | None, blocks: list[Blocked], command: str = "curl x"
 ) -> tuple[Any, str, list[frozenset[str]]]:
     runner = build_runner(
-        project, audit=False, confirmer=ScriptedConfirmer(answers) if answers is not None else None
+        Workspace.load(project),
+        audit=False,
+        confirmer=ScriptedConfirmer(answers) if answers is not None else None,
     )
     reruns: list[frozenset[str]] = []
 
@@ -260,7 +263,7 @@ def test_always_for_a_registry_saves_the_program_rule(project: Path) -> None:
 
 
 def test_headless_result_and_notice_say_what_to_add(project: Path) -> None:
-    runner = build_runner(project, audit=False)
+    runner = build_runner(Workspace.load(project), audit=False)
     notes: list[str] = []
     runner.pipeline.session_grants.on_network_block = notes.append
 
@@ -309,7 +312,9 @@ def test_fetch_url_blocked_is_asked_and_a_session_yes_fetches(project: Path) -> 
     from tests.sandbox.network.server import LoggingServer
 
     _limited_user_settings(project)
-    runner = build_runner(project, audit=False, confirmer=ScriptedConfirmer(["session"]))
+    runner = build_runner(
+        Workspace.load(project), audit=False, confirmer=ScriptedConfirmer(["session"])
+    )
     with LoggingServer() as web:
         url = f"http://localhost:{web.port}"
         text = anyio.run(runner.run, "fetch_url", {"url": f"{url}/doc"})
@@ -327,7 +332,9 @@ def test_fetch_url_still_refused_after_a_no_is_the_same_error(project: Path) -> 
     from tests.sandbox.network.server import LoggingServer
 
     _limited_user_settings(project)
-    runner = build_runner(project, audit=False, confirmer=ScriptedConfirmer(["deny"]))
+    runner = build_runner(
+        Workspace.load(project), audit=False, confirmer=ScriptedConfirmer(["deny"])
+    )
     with LoggingServer() as web:
         with pytest.raises(DeniedError) as caught:
             anyio.run(runner.run, "fetch_url", {"url": f"http://localhost:{web.port}/no"})
@@ -337,8 +344,10 @@ def test_fetch_url_still_refused_after_a_no_is_the_same_error(project: Path) -> 
 
 
 def test_a_session_grant_after_a_block_holds_for_sub_agents_both_ways(project: Path) -> None:
-    parent = build_runner(project, audit=False, confirmer=ScriptedConfirmer(["session"]))
-    child = build_runner(project, audit=False)
+    parent = build_runner(
+        Workspace.load(project), audit=False, confirmer=ScriptedConfirmer(["session"])
+    )
+    child = build_runner(Workspace.load(project), audit=False)
     # what AgentSession.spawn does: one session, one set of grants
     child.pipeline.session_grants = parent.pipeline.session_grants
 
@@ -369,7 +378,9 @@ def test_a_session_grant_after_a_block_holds_for_sub_agents_both_ways(project: P
 def test_always_into_a_damaged_settings_file_leaves_it_and_allows_this_run(
     project: Path,
 ) -> None:
-    runner = build_runner(project, audit=False, confirmer=ScriptedConfirmer(["always"]))
+    runner = build_runner(
+        Workspace.load(project), audit=False, confirmer=ScriptedConfirmer(["always"])
+    )
     local = local_settings_path(project)
     local.parent.mkdir()
     local.write_text("{damaged")  # damaged during the session
@@ -393,7 +404,9 @@ def test_always_into_a_damaged_settings_file_leaves_it_and_allows_this_run(
 
 
 def test_a_name_granted_meanwhile_is_not_asked_again(project: Path) -> None:
-    runner = build_runner(project, audit=False, confirmer=ScriptedConfirmer(["session"]))
+    runner = build_runner(
+        Workspace.load(project), audit=False, confirmer=ScriptedConfirmer(["session"])
+    )
     reruns: list[frozenset[str]] = []
 
     async def rerun(extra: frozenset[str]) -> tuple[str, list[Blocked]]:
@@ -436,7 +449,7 @@ def test_a_confirmer_that_cannot_ask_now_leaves_the_result_with_what_to_add(
         async def confirm(self, request: Any) -> Any:
             raise RuntimeError("input required")
 
-    runner = build_runner(project, audit=False, confirmer=Retrying())
+    runner = build_runner(Workspace.load(project), audit=False, confirmer=Retrying())
 
     async def rerun(extra: frozenset[str]) -> tuple[str, list[Blocked]]:
         raise AssertionError("no rerun without a yes")

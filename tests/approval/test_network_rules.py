@@ -31,6 +31,7 @@ from codingcode.approval.rules import (
 from codingcode.approval.rules.syntax import split_network
 from codingcode.config import Scope, SettingsError
 from codingcode.runner import build_runner
+from codingcode.workspace import Workspace
 from tests.conftest import run_cli
 
 NPM_RULE = "execute_command(npm install *) network(registry.npmjs.org, registry.yarnpkg.com)"
@@ -233,7 +234,7 @@ def test_saved_rule_puts_the_names_in_the_decision(project: Path) -> None:
     path = project / ".codingcode" / "settings.local.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"permissions": {"allow": [NPM_RULE]}}))
-    runner = build_runner(project, audit=False, assume_trusted=True)
+    runner = build_runner(Workspace.load(project), audit=False, assume_trusted=True)
     d = decide(runner, "npm install left-pad")
     assert d.allowed and d.capabilities.domains == {
         "registry.npmjs.org",
@@ -245,14 +246,14 @@ def test_an_untrusted_project_file_cannot_grant_names(project: Path) -> None:
     path = project / ".codingcode" / "settings.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"permissions": {"allow": [NPM_RULE]}}))
-    runner = build_runner(project, audit=False, trust_project_grants=False)
+    runner = build_runner(Workspace.load(project, trust_project_grants=False), audit=False)
     d = decide(runner, "npm install left-pad")
     assert not d.allowed and d.capabilities.domains == frozenset()
 
 
 def test_session_answer_grants_the_names_for_the_session(project: Path) -> None:
     confirmer = ScriptedConfirmer([Answer.SESSION])
-    runner = build_runner(project, audit=False, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), audit=False, confirmer=confirmer)
     pipeline = runner.pipeline
     assert pipeline is not None
     first = anyio.run(pipeline.decide, cmd(project, "npm install a"))
@@ -270,7 +271,7 @@ def test_session_answer_grants_the_names_for_the_session(project: Path) -> None:
 
 def test_an_edited_rule_without_names_grants_none(project: Path) -> None:
     confirmer = ScriptedConfirmer([Reply(Answer.SESSION, rule="execute_command(npm install *)")])
-    runner = build_runner(project, audit=False, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), audit=False, confirmer=confirmer)
     assert runner.pipeline is not None
     d = anyio.run(runner.pipeline.decide, cmd(project, "npm install a"))
     assert d.allowed and d.capabilities.domains == frozenset()
@@ -278,7 +279,7 @@ def test_an_edited_rule_without_names_grants_none(project: Path) -> None:
 
 def test_a_no_grants_nothing(project: Path) -> None:
     confirmer = ScriptedConfirmer([Answer.DENY])
-    runner = build_runner(project, audit=False, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), audit=False, confirmer=confirmer)
     assert runner.pipeline is not None
     d = anyio.run(runner.pipeline.decide, cmd(project, "npm install a"))
     assert not d.allowed and d.capabilities.domains == frozenset()

@@ -16,12 +16,13 @@ from codingcode.errors import DeniedError
 from codingcode.hooks.pre_tool_use import HookAnswer, HookBus
 from codingcode.record.audit import AuditLog
 from codingcode.runner import build_runner
+from codingcode.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
 
 def runner_for(project: Path, mode: str = "default", **kw: Any) -> Any:
-    return build_runner(project, mode=mode, **kw)
+    return build_runner(Workspace.load(project), mode=mode, **kw)
 
 
 async def decision(
@@ -239,7 +240,7 @@ async def test_always_answer_keeps_the_sessions_own_rules(project: Path) -> None
     from codingcode.approval.rules import Rule, load_policy
     from codingcode.config import load_settings
 
-    policy = load_policy(project, load_settings(project))
+    policy = load_policy(load_settings(project))
     policy.rules.append(Rule("execute_command(printf kept *)", "allow", 0, None, "--allowed-tools"))
     policy.rules.append(Rule("execute_command(touch *)", "deny", 0, None, "--disallowed-tools"))
     confirmer = ScriptedConfirmer([Answer.ALWAYS])

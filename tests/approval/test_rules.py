@@ -132,7 +132,7 @@ def test_settings_are_loaded_with_scope(project: Path) -> None:
             }
         },
     )
-    policy = load_policy(project, load_settings(project))
+    policy = load_policy(load_settings(project))
     assert [(r.text, r.action, r.scope, r.priority) for r in policy.rules] == [
         ("execute_command(rm *)", "deny", Scope.PROJECT, 0),
         ("read_file(x)", "ask", Scope.PROJECT, 3),
@@ -153,7 +153,7 @@ def test_invalid_settings_name_file_and_entry(project: Path, data: Any, expected
     path = project / ".codingcode" / "settings.json"
     write_settings(path, data)
     with pytest.raises(SettingsError) as err:
-        load_policy(project, load_settings(project))
+        load_policy(load_settings(project))
     assert str(path) in err.value.message and expected in err.value.message
 
 
@@ -168,9 +168,7 @@ def test_untrusted_project_grants_are_dropped_restrictions_kept(project: Path) -
             }
         },
     )
-    policy = load_policy(project, load_settings(project)).without_untrusted_grants(
-        distrust_project=True
-    )
+    policy = load_policy(load_settings(project)).without_untrusted_grants(distrust_project=True)
     assert [r.text for r in policy.rules] == ["execute_command(rm *)"]
     assert policy.default_mode is None
 
@@ -181,7 +179,7 @@ def test_add_and_remove_rule_atomically(project: Path) -> None:
     assert not add_rule(path, "allow", "execute_command(npm test *)", project=project)
     assert json.loads(path.read_text())["permissions"]["allow"] == ["execute_command(npm test *)"]
     assert remove_rule(path, "execute_command(npm test *)", project=project) == 1
-    assert load_policy(project, load_settings(project)).rules == []
+    assert load_policy(load_settings(project)).rules == []
 
 
 def test_suggestions_generalise(project: Path) -> None:

@@ -78,7 +78,7 @@ async def test_every_counted_file_runs_as_slash_name_with_its_text(
         (root / item["place"]).parent.mkdir(parents=True)
         (root / item["place"]).write_bytes((CORPUS / item["file"]).read_bytes())
         workspace = Workspace.load(root)
-        runner = build_runner(root, workspace=workspace)  # headless: a `!` line is refused
+        runner = build_runner(workspace)  # headless: a `!` line is refused
         invocation = find_invocation(workspace, f"/{slug(name)} some arguments")
         assert invocation is not None, name
         prompt = await prepare_command(

@@ -65,7 +65,7 @@ def test_loaders_use_the_check_they_are_given(
     assert list(load_skills(project, is_trusted=check).skills) == ["pdf"]
     assert CommandRegistry.load(project, is_trusted=check).get("deploy") is not None
     assert sorted(asked) == ["SKILL.md", "deploy.md"]
-    installed = install_skills(project, ToolService(), workspace.is_trusted)
+    installed = install_skills(workspace, ToolService())
     assert [s.name for s in installed.skills] == ["pdf"]
     found = find_invocation(workspace, "/deploy prod")
     assert found is not None and found.arguments == "prod"

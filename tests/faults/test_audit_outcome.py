@@ -19,6 +19,7 @@ import pytest
 
 from codingcode.errors import DeniedError
 from codingcode.record.audit import AuditLog
+from codingcode.workspace import Workspace
 
 pytestmark = [pytest.mark.timeout(180)]
 CODINGCODE = str(Path(sys.executable).parent / "codingcode")
@@ -158,7 +159,7 @@ class _NobodyAnswers:
 async def test_a_call_cancelled_while_it_is_asked_is_recorded(project: Path) -> None:
     from codingcode.runner import build_runner
 
-    runner = build_runner(project, mode="default", confirmer=_NobodyAnswers())
+    runner = build_runner(Workspace.load(project), mode="default", confirmer=_NobodyAnswers())
     with anyio.move_on_after(1.0) as scope:
         await runner.run("write_file", {"path": "new.txt", "content": "x"})
     assert scope.cancelled_caught
@@ -181,7 +182,7 @@ async def test_a_call_refused_before_any_decision_is_recorded(
         async def confirm(self, request: Any) -> Any:
             raise DeniedError("the user closed the prompt")
 
-    runner = build_runner(project, mode="default", confirmer=Refuses())
+    runner = build_runner(Workspace.load(project), mode="default", confirmer=Refuses())
     with pytest.raises(DeniedError):
         await runner.run("write_file", {"path": "new.txt", "content": "x"})
     (call,) = AuditLog().query_calls()

@@ -13,6 +13,7 @@ from codingcode.custom_commands.render import MAX_BANG_OUTPUT
 from codingcode.runner import build_runner
 from codingcode.skills.loader import load_skills
 from codingcode.tools.definition import SessionState
+from codingcode.workspace import Workspace
 
 
 def trust_all(path: Path, data: bytes) -> bool:
@@ -63,7 +64,7 @@ async def test_a_bang_command_flooding_output_stays_bounded(project: Path) -> No
     registry = CommandRegistry.load(project, is_trusted=trust_all)
     flood = registry.get("flood")
     assert flood is not None
-    runner = build_runner(project, mode="bypass")
+    runner = build_runner(Workspace.load(project), mode="bypass")
     lines: list[str] = []
     prompt = await prepare_command(
         flood, "", runner=runner, state=SessionState(), notify=lines.append

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from codingcode.workspace import Workspace
 from tests.conftest import CliResult, run_cli
 
 pytestmark = pytest.mark.e2e
@@ -127,7 +128,7 @@ async def test_always_answer_keeps_local_settings_out_of_git(project: Path) -> N
     from codingcode.runner import build_runner
 
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)  # noqa: ASYNC221
-    runner = build_runner(project, confirmer=ScriptedConfirmer([Answer.ALWAYS]))
+    runner = build_runner(Workspace.load(project), confirmer=ScriptedConfirmer([Answer.ALWAYS]))
     await runner.run("execute_command", {"command": "touch made"})
     saved = json.loads((project / ".codingcode" / "settings.local.json").read_text())
     assert saved["permissions"]["allow"] == ["execute_command(touch made)"]

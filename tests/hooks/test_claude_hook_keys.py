@@ -20,6 +20,7 @@ from codingcode.hooks.pre_tool_use import (
     load_command_hooks,
 )
 from codingcode.runner import build_runner
+from codingcode.workspace import Workspace
 from tests.conftest import run_cli
 
 
@@ -129,7 +130,7 @@ async def test_pre_tool_use_runs_before_every_layer_and_its_deny_wins(
             }
         )
     )
-    runner = build_runner(project, mode=mode)
+    runner = build_runner(Workspace.load(project), mode=mode)
     for tool, args in (
         ("read_file", {"path": "a.txt"}),
         ("write_file", {"path": "secret.txt", "content": "x"}),

@@ -14,6 +14,7 @@ from codingcode.approval.pipeline import ToolCall
 from codingcode.config import Scope, SettingsError, load_settings
 from codingcode.hooks.pre_tool_use import CommandHook, load_command_hooks, run_command_hook
 from codingcode.runner import build_runner
+from codingcode.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -109,7 +110,7 @@ async def test_settings_hook_modifies_input_then_rules_recheck(project: Path) ->
         },
     )
     TrustStore().trust(project)
-    runner = build_runner(project)
+    runner = build_runner(Workspace.load(project))
     out = await runner.run("execute_command", {"command": "echo original"})
     assert "rewritten" in out and "original" not in out
 
@@ -120,7 +121,7 @@ async def test_untrusted_project_hook_does_not_run(project: Path) -> None:
         project,
         {"hooks": {"PreToolUse": [{"hooks": [{"command": f"touch {marker}"}]}]}},
     )
-    runner = build_runner(project)
+    runner = build_runner(Workspace.load(project))
     d = await runner.decide("execute_command", {"command": "make"}, dry_run=True)
     assert d.decision == "ask" and not marker.exists()
     assert any("hook" in g for g in runner.ignored_grants)
@@ -175,7 +176,7 @@ def test_a_claude_code_file_with_bad_hooks_keeps_the_good_ones(project: Path) ->
     assert "hooks.PreToolUse[0].hooks[3].type" in notes[2]
     assert "hooks.PreToolUse[1] has no list of `hooks`" in notes[3]
     assert "hooks.PostToolUse must be a list of matchers, not dict" in notes[4]
-    build_runner(project)  # the session starts
+    build_runner(Workspace.load(project))  # the session starts
 
 
 def test_a_claude_code_file_whose_hooks_are_a_list_is_one_note(project: Path) -> None:

@@ -15,6 +15,7 @@ from codingcode.errors import AgentError
 from codingcode.hooks.lifecycle import HookEvent
 from codingcode.hooks.pre_tool_use import HookBus, matcher_matches
 from codingcode.runner import build_runner
+from codingcode.workspace import Workspace
 
 
 def test_claude_code_names_match_our_tools() -> None:
@@ -55,7 +56,7 @@ async def test_post_tool_use_sees_a_failed_call(project: Path) -> None:
         return {"hookSpecificOutput": {"additionalContext": "hint: list the directory first"}}
 
     bus.add_hook("PostToolUse", formatter, matcher="Read")  # Claude Code's name
-    runner = build_runner(project, hooks=bus, mode="bypass")
+    runner = build_runner(Workspace.load(project), hooks=bus, mode="bypass")
     with pytest.raises(AgentError) as failed:
         await runner.run("read_file", {"path": "missing.txt"}, runner.context())
     assert "missing.txt" in failed.value.message
@@ -67,7 +68,7 @@ async def test_post_tool_use_sees_a_failed_call(project: Path) -> None:
     assert "here" in out and "hint: list the directory first" in out
     assert seen[1]["is_error"] is False
     # A denied call never ran: no PostToolUse.
-    runner = build_runner(project, hooks=bus)  # default mode, headless
+    runner = build_runner(Workspace.load(project), hooks=bus)  # default mode, headless
     with pytest.raises(AgentError, match="denied"):
         await runner.run("write_file", {"path": "x", "content": "y"}, runner.context())
     assert len(seen) == 2

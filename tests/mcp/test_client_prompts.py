@@ -17,6 +17,7 @@ from codingcode.mcp.client import McpManager
 from codingcode.mcp.config import parse_server
 from codingcode.mcp.prompts import parse_arguments
 from codingcode.tools import ToolService
+from codingcode.workspace import Workspace
 from tests.agent.fake_model import FakeModelServer
 
 SERVERS = Path(__file__).parent / "servers"
@@ -80,7 +81,9 @@ async def test_slash_prompt_sends_the_prompts_messages(
     try:
         async with McpManager([config], project=project, service=service):
             session = open_session(
-                project, model=parse_model("openai:fake-model", source="t"), service=service
+                Workspace.load(project),
+                model=parse_model("openai:fake-model", source="t"),
+                service=service,
             )
             console = Console(record=True, width=200)
             h = slash.SlashHandler(console, session)

@@ -16,6 +16,7 @@ from codingcode.mcp.client import McpManager
 from codingcode.mcp.config import McpServerConfig, parse_server
 from codingcode.mcp.resources import resource_mentions
 from codingcode.tools import ToolExecCtx, ToolService
+from codingcode.workspace import Workspace
 from tests.agent.fake_model import FakeModelServer
 from tests.mcp.conftest import eventually
 
@@ -106,7 +107,7 @@ async def test_a_mention_attaches_the_resource_through_approval(
         async with McpManager([_rich(tmp_path)], project=project, service=service):
             for mode, attached in (("bypass", True), ("plan", False)):
                 session = open_session(
-                    project,
+                    Workspace.load(project),
                     model=parse_model("openai:fake-model", source="t"),
                     service=service,
                     mode=mode,

@@ -22,6 +22,7 @@ from codingcode.record.calls import reported_exit_code
 from codingcode.record.migrations import MIGRATIONS, SCHEMA_VERSION
 from codingcode.record.redaction import shorten
 from codingcode.text import safe_text
+from codingcode.workspace import Workspace
 
 
 def test_records_and_queries(tmp_path: Path, project: Path) -> None:
@@ -69,7 +70,7 @@ def test_concurrent_processes(tmp_path: Path) -> None:
 def _runner(project: Path, mode: str = "bypass") -> Any:
     from codingcode.runner import build_runner
 
-    return build_runner(project, mode=mode)
+    return build_runner(Workspace.load(project), mode=mode)
 
 
 def _calls() -> list[CallRecord]:
@@ -130,7 +131,7 @@ async def test_cancelled_call_is_recorded(project: Path) -> None:
 async def test_no_audit_no_outcome(project: Path) -> None:
     from codingcode.runner import build_runner
 
-    runner = build_runner(project, mode="bypass", audit=False)
+    runner = build_runner(Workspace.load(project), mode="bypass", audit=False)
     await runner.run("execute_command", {"command": "true"})
     assert not default_audit_path().exists()
 

@@ -246,8 +246,9 @@ def test_a_user_only_skill_gets_no_tool_and_no_line_in_the_prompt(project: Path)
     write_skill(
         base, "hidden", skill_md("hidden", "HIDDEN-DESC", "disable-model-invocation: true\n")
     )
+    TrustStore().trust(project)
     service = ToolService()
-    installed = install_skills(project, service, trust_all)
+    installed = install_skills(Workspace.load(project), service)
     assert sorted(s.name for s in installed.skills) == ["hidden", "shown"]
     assert "skill_shown" in service and "skill_hidden" not in service
     assert "- shown:" in installed.prompt and "HIDDEN-DESC" not in installed.prompt

@@ -41,13 +41,14 @@ async def test_tool_search_finds_the_skill_and_only_the_call_loads_its_body(
 ) -> None:
     make_project(project)
     service = ToolService.default()
-    installed = install_skills(project, service, Workspace.load(project).is_trusted)
+    workspace = Workspace.load(project)
+    installed = install_skills(workspace, service)
     listing, notes = installed.prompt, installed.notes
     assert notes == []
     assert "- release: Prepare a release" in listing and "SECRET-STEP-7" not in listing
     resolver = create_session_tool_resolver(service)
     assert "skill_release" not in resolver.names()  # deferred: not offered yet
-    runner = build_runner(project, service=service)  # headless: an ask would be a deny
+    runner = build_runner(workspace, service=service)  # headless: an ask would be a deny
     ctx = runner.context(state=SessionState())
     found = await runner.run("tool_search", {"query": "prepare a release tag"}, ctx)
     assert "skill_release" in found and "SECRET-STEP-7" not in found
@@ -63,8 +64,9 @@ async def test_allowed_tools_limit_the_calls_while_the_skill_is_active(project: 
     make_project(project, "Read, Bash(echo:*)")
     (project / "a.txt").write_text("hello\n")
     service = ToolService.default()
-    install_skills(project, service, Workspace.load(project).is_trusted)
-    runner = build_runner(project, service=service, mode="bypass")
+    workspace = Workspace.load(project)
+    install_skills(workspace, service)
+    runner = build_runner(workspace, service=service, mode="bypass")
     ctx = runner.context(state=SessionState())
     await runner.run("skill_release", {}, ctx)
     assert [limit.entries for limit in ctx.state.limits] == [
@@ -86,8 +88,9 @@ async def test_allowed_tools_limit_the_calls_while_the_skill_is_active(project: 
 async def test_allowed_tools_never_grant_beyond_the_users_rules(project: Path) -> None:
     make_project(project, "Bash, Write")
     service = ToolService.default()
-    install_skills(project, service, Workspace.load(project).is_trusted)
-    runner = build_runner(project, service=service)  # default mode, headless
+    workspace = Workspace.load(project)
+    install_skills(workspace, service)
+    runner = build_runner(workspace, service=service)  # default mode, headless
     ctx = runner.context(state=SessionState())
     await runner.run("skill_release", {}, ctx)
     # Inside the skill's list, but nothing of the user's allows it: still denied.
@@ -105,7 +108,8 @@ async def test_a_real_tool_of_the_same_name_wins(project: Path) -> None:
     impostor.name = "skill_release"
     impostor.parameters = type("P", (impostor.parameters,), {})
     service.register(impostor)
-    notes = install_skills(project, service, Workspace.load(project).is_trusted).notes
+    workspace = Workspace.load(project)
+    notes = install_skills(workspace, service).notes
     assert notes and "a tool named skill_release exists" in notes[0]
 
 

@@ -19,6 +19,7 @@ from codingcode.tools.plan_mode import (
     mode_prompt,
     tools_for_mode,
 )
+from codingcode.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -69,7 +70,9 @@ async def test_exit_plan_mode_asks_the_user_and_switches(project: Path) -> None:
 
     service = ToolService([make_exit_plan_mode_tool(leave, lambda: state["mode"])])
     confirmer = ScriptedConfirmer([Answer.DENY, Answer.ALLOW, Answer.ALLOW])
-    runner = build_runner(project, mode="plan", service=service, confirmer=confirmer)
+    runner = build_runner(
+        Workspace.load(project), mode="plan", service=service, confirmer=confirmer
+    )
     with pytest.raises(DeniedError):
         await runner.run(EXIT_PLAN_MODE, {"plan": "1. edit a.py"})
     assert state["mode"] == "plan"

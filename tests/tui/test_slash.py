@@ -14,6 +14,7 @@ from codingcode.agent import open_session, parse_model
 from codingcode.agent.session import AgentSession
 from codingcode.custom_commands import CommandRegistry
 from codingcode.tui import slash
+from codingcode.workspace import Workspace
 from tests.agent.fake_model import FakeModelServer, Step
 
 
@@ -26,7 +27,9 @@ def session(
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("CODINGCODE_CONFIG_DIR", str(tmp_path / "cfg"))
     monkeypatch.setenv("CODINGCODE_STATE_DIR", str(tmp_path / "state"))
-    s = open_session(project, model=parse_model("openai:fake-model", source="t"), save=True)
+    s = open_session(
+        Workspace.load(project), model=parse_model("openai:fake-model", source="t"), save=True
+    )
     s.fake = server  # type: ignore[attr-defined]
     yield s
     anyio.run(s.aclose)
@@ -228,7 +231,7 @@ def test_config_and_agents_show_claude_codes_files(
     server = FakeModelServer()
     for key, value in server.env("openai").items():
         monkeypatch.setenv(key, value)
-    s = open_session(project, model=parse_model("openai:fake-model", source="t"))
+    s = open_session(Workspace.load(project), model=parse_model("openai:fake-model", source="t"))
     try:
         h, console = handler(s)
         for line in ("/config", "/agents", "/fix-the-thing"):

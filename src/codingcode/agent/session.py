@@ -127,7 +127,6 @@ class AgentSession:
     def __init__(
         self,
         *,
-        project: Path,
         provider: ModelProvider,
         model: ModelSpec,
         service: ToolService,
@@ -145,7 +144,6 @@ class AgentSession:
         settings: AgentSettings | None = None,
         spill_dir: Path | None = None,
     ) -> None:
-        self.project = project
         self.provider = provider
         self.model = model
         self.service = service
@@ -709,6 +707,11 @@ class AgentSession:
         """The session's project, settings and trust (its runner's; shared with sub-agents)."""
         return self.runner.workspace
 
+    @property
+    def project(self) -> Path:
+        """The session's project root (its workspace's)."""
+        return self.workspace.root
+
     def spawn(self, spec: AgentSpec) -> AgentSession:
         """A child session for ``spec``: its own history, tools filtered by its profile,
         calls through the same pipeline under the session id ``parent/child``."""
@@ -729,7 +732,7 @@ class AgentSession:
             d for d in self.service.list() if d.name not in (TOOL_SEARCH_NAME, DISPATCH_AGENT_NAME)
         ]
         child = open_session(
-            self.project,
+            self.workspace,
             model=model,
             provider=provider,
             service=self.service.derive(inherited),
@@ -743,7 +746,6 @@ class AgentSession:
             confirmer=self.confirmer,
             spill_dir=self.spill_dir,
             extra_rules=self.extra_rules,
-            workspace=self.workspace,
         )
         # A sub-agent's tokens count in the session's totals (and its cost), and what the
         # user granted "for this session" holds for it too (both ways: one session).
@@ -755,7 +757,7 @@ class AgentSession:
 
 
 def open_session(
-    project: Path,
+    workspace: Workspace,
     *,
     model: ModelSpec,
     provider: ModelProvider | None = None,
@@ -773,16 +775,15 @@ def open_session(
     append_system_prompt: Sequence[str] = (),
     extra_rules: Sequence[Rule] = (),
     spill_dir: Path | None = None,
-    workspace: Workspace | None = None,
 ) -> AgentSession:
-    """A ready session: the service's tools (C1: a registered tool is offered), the
-    session's resolver, a runner for the project, and the model's provider.
+    """A ready session in ``workspace``: the service's tools (C1: a registered tool is
+    offered), the session's resolver, a runner for the project, and the model's provider.
 
+    ``workspace``: the session's project, settings and trust, built once by the front end
+    (``Workspace.load``) and shared with sub-agents; every builder below takes it.
     ``save`` records the session as it goes (``agent.sessions.store``); ``resume`` continues
     a saved one (its id, history and file). ``extra_rules`` are approval rules added for this
-    session only (``--allowed-tools`` / ``--disallowed-tools``). ``workspace``: the session's
-    project, settings and trust, built once by the front end and shared with sub-agents
-    (None: read one now).
+    session only (``--allowed-tools`` / ``--disallowed-tools``).
     """
     from codingcode.agent.context.prompt import (
         BASE_PROMPT,
@@ -792,11 +793,7 @@ def open_session(
     )
     from codingcode.agent.dispatch import make_dispatch_tool
     from codingcode.agent.sessions.store import project_dir
-    from codingcode.workspace import workspace_for
 
-    # The session's project is its workspace's: read once here (or handed down by the front
-    # end), and every builder below takes that one Workspace.
-    workspace = workspace_for(project.resolve(), workspace)
     project = workspace.root
     service = service if service is not None else ToolService.default()
     agents = agents if agents is not None else load_agents(workspace)
@@ -809,18 +806,17 @@ def open_session(
     if extra_rules:
         from codingcode.approval.rules import load_policy
 
-        policy = load_policy(project, workspace.settings)
+        policy = load_policy(workspace.settings)
         policy.rules.extend(extra_rules)
     # confirmer=None: headless, the pipeline turns an ask into a deny saying how to allow it.
     runner = build_runner(
-        project,
+        workspace,
         mode=mode,
         session_id=session_id,
         service=service,
         confirmer=confirmer,
         policy=policy,
         checkpoints=True,
-        workspace=workspace,
     )
     settings = load_agent_settings(workspace)
     store: SessionStore | None = None
@@ -841,13 +837,13 @@ def open_session(
         spill_dir=spill_dir,
         tool_output_limit=settings.tool_output_limit,
     )
-    instructions = load_instructions(project, check=approval_import_check(runner))
+    instructions = load_instructions(workspace, check=approval_import_check(runner))
     base = BASE_PROMPT.format(project=project)
     if agent is not None:
         base = f"{agent.system_prompt}\n\nThe project is at {project}."
     from codingcode.skills.install import install_skills
 
-    installed = install_skills(project, service, workspace.is_trusted)
+    installed = install_skills(workspace, service)
     skills_text, skill_notes = installed.prompt, installed.notes
     prompt = build_system_prompt(
         base,
@@ -856,7 +852,6 @@ def open_session(
         [*settings.append_system_prompt, *append_system_prompt, *filter(None, [skills_text])],
     )
     session = AgentSession(
-        project=project,
         provider=provider,
         model=model,
         service=service,

@@ -62,7 +62,7 @@ def build_pipeline(
     as if trusted, but still never runs an untrusted hook: a dry run executes no one's code.
     """
     project, settings = workspace.root, workspace.settings
-    policy = policy or load_policy(project, settings)
+    policy = policy or load_policy(settings)
     # Rules made in code for this session (``--allowed-tools`` / ``--disallowed-tools``): in
     # no settings file, so the re-read after an always/never answer must keep them.
     session_rules = [r for r in policy.rules if r.scope is None]
@@ -100,7 +100,7 @@ def build_pipeline(
             add_rule(path, action, one, project=project, trust=workspace.trust)  # type: ignore[arg-type]
         if created:
             ignore_local_settings(path)  # personal answers stay out of git
-        fresh = load_policy(project, workspace.reload().settings)
+        fresh = load_policy(workspace.reload().settings)
         fresh.rules.extend(session_rules)
         fresh = fresh.without_untrusted_grants(distrust_project=distrust)
         state["engine"] = RuleEngine(fresh.rules, project, declared)  # from the next call on

@@ -9,8 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -26,6 +25,9 @@ from codingcode.checkpoints.store import (
 )
 from codingcode.config import Settings, SettingsError
 from codingcode.tools.definition import ToolDefinition
+
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
 
 #: A call with these effects can change the project: it gets a checkpoint first.
 MUTATING_EFFECTS = frozenset({"writes", "runs"})
@@ -120,14 +122,14 @@ def checkpoint_settings(settings: Settings) -> CheckpointSettings:
     return CheckpointSettings.model_validate(merged)
 
 
-def recorder_for(project: Path, settings: Settings, state_dir: Path) -> CheckpointRecorder | None:
-    """The recorder the ``checkpoints`` settings ask for (``None`` when switched off)."""
-    config = checkpoint_settings(settings)
+def recorder_for(workspace: Workspace) -> CheckpointRecorder | None:
+    """The recorder the workspace's ``checkpoints`` settings ask for (``None``: switched off)."""
+    config = checkpoint_settings(workspace.settings)
     if not config.enabled:
         return None
     store = CheckpointStore(
-        project,
-        state_dir,
+        workspace.root,
+        workspace.state_dir,
         max_file_size=int(config.maxFileSizeMB * 1024 * 1024),
         max_files=config.maxFiles,
         watch=True,  # a session's store learns what changed from inotify

@@ -111,7 +111,7 @@ async def cli_session(
         if hidden:
             service = service.derive([d for d in service.list() if d.name not in hidden])
         session = open_session(
-            project,
+            workspace,
             model=spec,
             mode=mode,
             sink=sink,
@@ -122,7 +122,6 @@ async def cli_session(
             resume=resume,
             append_system_prompt=append_system_prompt,
             extra_rules=rules,
-            workspace=workspace,
         )
         for line in workspace.settings.notes:  # what the session's readers noted (hooks)
             if line not in shown:

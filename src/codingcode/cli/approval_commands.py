@@ -63,7 +63,7 @@ def register(app: typer.Typer) -> None:
         from codingcode.config import load_settings
 
         root = project_dir(project)
-        policy = load_policy(root, load_settings(root))
+        policy = load_policy(load_settings(root))
         rows: list[dict[str, Any]] = [
             {
                 "rule": r.text,

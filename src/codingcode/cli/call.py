@@ -24,11 +24,10 @@ def run_tool(name: str, args_json: str, project: Path | None, mode: str | None) 
     # On a terminal the user is asked, as in the app; without one an ask is a deny.
     confirmer = TerminalConfirmer() if TerminalConfirmer.available() else None
     runner = build_runner(
-        root,
+        workspace,
         mode=check_mode(mode),
         service=cli_tool_service(),
         confirmer=confirmer,
-        workspace=workspace,
     )
     if runner.ignored_grants:
         from codingcode.config import untrusted_note

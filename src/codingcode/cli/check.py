@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from codingcode.cli.common import check_mode, echo, parse_args_json, project_dir
+
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
 
 
 def run_check(
@@ -22,11 +25,13 @@ def run_check(
     """Print what the approval pipeline would decide, as JSON (runs nothing, asks no one)."""
     from codingcode.cli.dry_run import run_dry
     from codingcode.cli.exits import fail
+    from codingcode.workspace import Workspace
 
     root = project_dir(project)
     if mode is not None:
         check_mode(mode)
-    runner = _dry_runner(root)
+    workspace = Workspace.load(root)  # settings and trust, read once for both runners
+    runner = _dry_runner(workspace)
     _note_ignored(runner, root)
     if batch:
         if tool is not None:
@@ -45,20 +50,20 @@ def run_check(
     result = run_dry(_check_one, runner, tool, args, mode)
     if runner.ignored_grants:
         # What the decision would be once the project is trusted (its hooks still unrun).
-        trusted = _dry_runner(root, assume_trusted=True)
+        trusted = _dry_runner(workspace, assume_trusted=True)
         other = run_dry(_check_one, trusted, tool, args, mode)
         if other["decision"] != result["decision"]:
             result["if_trusted"] = other
     echo(json.dumps(result, ensure_ascii=False))
 
 
-def _dry_runner(project: Path, *, assume_trusted: bool = False) -> Any:
+def _dry_runner(workspace: Workspace, *, assume_trusted: bool = False) -> Any:
     from codingcode.cli.tool_service import cli_tool_service
     from codingcode.runner import build_runner
 
     # A dry run writes nothing: no audit records, no rules.
     return build_runner(
-        project,
+        workspace,
         mode=None,
         audit=False,
         assume_trusted=assume_trusted,

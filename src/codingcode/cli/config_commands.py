@@ -83,5 +83,5 @@ def register(app: typer.Typer) -> None:
 
         root: Path = project_dir(project)
         settings = Workspace.load(root).settings
-        load_policy(root, settings)  # its notes: rules that could not be read
+        load_policy(settings)  # its notes: rules that could not be read
         typer.echo(config_report(settings))

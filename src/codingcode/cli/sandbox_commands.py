@@ -32,7 +32,7 @@ def _service(project: Path, settings: Settings) -> SandboxService:
     if ignored:
         typer.echo(untrusted_note([w.describe() for w in ignored], project), err=True)
     # The user's deny rules on read paths are masks too, as in every session.
-    rules = load_policy(project, settings).rules
+    rules = load_policy(settings).rules
     return SandboxService.from_policy(with_deny_read(policy, deny_rule_masks(rules, project)))
 
 

@@ -98,11 +98,10 @@ async def session_tools(project: Path) -> tuple[list[dict[str, Any]], list[str]]
     async with open_project_mcp(project, service, workspace=workspace) as mcp:
         notes = list(mcp.notes())
         session = open_session(
-            project,
+            workspace,
             model=ModelSpec("openai", "none", "tools"),
             provider=_NoModel(),
             service=service,
-            workspace=workspace,
         )
         resolver = session.resolver
         listed = resolver.eligible()

@@ -598,16 +598,13 @@ def build_tool_server(
     factory = runner_factory or build_runner
     workspace = Workspace.load(project)  # settings and trust, read once for both runners
     interactive = factory(
-        project,
+        workspace,
         mode=mode,
         session_id="mcp",
         service=service,
         confirmer=ElicitationConfirmer(),
-        workspace=workspace,
     )
-    headless = factory(
-        project, mode=mode, session_id="mcp", service=service, confirmer=None, workspace=workspace
-    )
+    headless = factory(workspace, mode=mode, session_id="mcp", service=service, confirmer=None)
     server = McpToolServer(resolver, interactive, headless)
     if plugins:
         server.plugin_resources = PluginResources.installed()

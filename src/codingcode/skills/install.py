@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codingcode.skills.loader import Skill, load_skills
 from codingcode.skills.tools import SkillArgs, skill_tool, skills_prompt
 from codingcode.tools.service import ToolService
+
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
 
 
 @dataclass
@@ -22,17 +24,13 @@ class InstalledSkills:
     skills: list[Skill] = field(default_factory=list)
 
 
-def install_skills(
-    project: Path,
-    service: ToolService,
-    is_trusted: Callable[[Path, bytes], bool],
-) -> InstalledSkills:
-    """Register every skill the model may use as a deferred tool. ``is_trusted``: the
-    session's trust decision for a project file's bytes (``Workspace.is_trusted``).
+def install_skills(workspace: Workspace, service: ToolService) -> InstalledSkills:
+    """Register every skill of the workspace the model may use as a deferred tool (a project
+    skill only as the session's trust decision allows: ``Workspace.is_trusted``).
 
     A skill with ``disable-model-invocation: true`` gets no tool and is not listed in the
     prompt: only the user starts it, with ``/name``."""
-    found = load_skills(project, is_trusted=is_trusted)
+    found = load_skills(workspace.root, is_trusted=workspace.is_trusted)
     result = InstalledSkills(notes=list(found.notes), skills=list(found.skills.values()))
     installed = []
     for skill in found.skills.values():

@@ -374,7 +374,7 @@ class SlashHandler:
         session = self.session
         self.console.print(f"Mode: {session.mode}", markup=False)
         settings = session.workspace.reload().settings  # as the files say now
-        rules = [*load_policy(session.project, settings).rules, *session.extra_rules]
+        rules = [*load_policy(settings).rules, *session.extra_rules]
         for r in rules:
             where = r.source or "built in"
             ignored = "" if r.trusted or r.action != "allow" else "  (ignored: untrusted)"

@@ -24,6 +24,7 @@ from codingcode.config import Scope
 from codingcode.runner import build_runner
 from codingcode.sandbox.network.addresses import IPAddress
 from codingcode.sandbox.network.proxy import NetworkProxy, system_resolver
+from codingcode.workspace import Workspace
 from tests.sandbox.conftest import needs_bwrap
 from tests.sandbox.network.server import LoggingServer
 from tests.sandbox.network.test_program_grants import FETCH
@@ -52,7 +53,7 @@ def settings(project: Path, allow: list[str], **network: Any) -> None:
 
 def runner_for(project: Path, answers: list[Any] | None) -> Any:
     confirmer = ScriptedConfirmer(answers) if answers is not None else None
-    runner = build_runner(project, audit=False, confirmer=confirmer)
+    runner = build_runner(Workspace.load(project), audit=False, confirmer=confirmer)
     runner.launcher.network_proxy = NetworkProxy(resolver=resolver, connect_timeout_s=5)
     return runner
 

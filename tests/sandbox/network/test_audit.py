@@ -13,6 +13,7 @@ import pytest
 from codingcode.config import user_config_dir
 from codingcode.record.audit import AuditLog
 from codingcode.runner import build_runner
+from codingcode.workspace import Workspace
 from tests.sandbox.conftest import needs_bwrap
 from tests.sandbox.network.server import LoggingServer
 
@@ -45,7 +46,7 @@ def test_runner_files_connections_under_the_call(project: Path, server: LoggingS
     settings = user_config_dir() / "settings.json"  # the user's own: trusted
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({"sandbox": {"network": {"allowedDomains": ["localhost"]}}}))
-    runner = build_runner(project, mode="bypass", trust_project_grants=True)
+    runner = build_runner(Workspace.load(project), mode="bypass")
     command = (
         f"curl -sS -m 10 http://localhost:{server.port}/allowed; "
         f"curl -sS -m 10 http://127.0.0.1:{server.port}/refused"

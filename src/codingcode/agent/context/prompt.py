@@ -29,6 +29,10 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from codingcode.workspace import Workspace
 
 INSTRUCTION_NAMES = ("AGENTS.md", "CLAUDE.md")
 #: In a project directory, also Claude Code's personal (git-ignored) instructions.
@@ -246,16 +250,12 @@ def _read_text(path: Path, limit: int) -> str:
 
 
 def load_instructions(
-    project: Path,
-    *,
-    user_dir: Path | None = None,
-    check: ImportCheck | None = None,
+    workspace: Workspace, *, check: ImportCheck | None = None
 ) -> list[Instruction]:
-    """The instruction files for ``project`` in prompt order, imports followed (see module doc)."""
-    from codingcode.config import user_config_dir
-
-    project = project.resolve()
-    user_dir = user_dir if user_dir is not None else user_config_dir()
+    """The instruction files of ``workspace`` in prompt order, imports followed (see module
+    doc): the user's (Claude Code's, then those in the workspace's config dir), then the
+    project's."""
+    project, user_dir = workspace.root.resolve(), workspace.config_dir
     repo = repository_root(project)
     chain = [d for d in (project, *project.parents) if d == repo or repo in d.parents]
     chain.reverse()  # repository root first, the project last

@@ -161,7 +161,7 @@ def rules_from_section(
     return rules, parsed.defaultMode
 
 
-def load_policy(project: Path, settings: Settings) -> Policy:
+def load_policy(settings: Settings) -> Policy:
     """The rules and default mode of every settings file (``settings``: the session's)."""
     policy = Policy()
     for f, data, _ in granting_sources(settings, "permissions"):
