@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-from codingcode.agent.providers.anthropic_messages import to_anthropic_messages
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from codingcode.agent.providers.anthropic_messages import (
+    MAX_TOKENS,
+    AnthropicProvider,
+    to_anthropic_messages,
+)
 from codingcode.agent.providers.base import WireNames, parse_arguments
-from codingcode.agent.providers.openai_chat import to_openai_messages
+from codingcode.agent.providers.openai_chat import OpenAIChatProvider, to_openai_messages
 from codingcode.agent.transcript import Message, ToolCall, ToolResult
+from codingcode.tools.definition import ToolDefinition
 
 CALL = ToolCall("c1", "srv:tool", {"a": 1}, '{"a": 1}')
 HISTORY = [
@@ -63,3 +73,39 @@ def test_anthropic_wire_arguments_are_valid_utf8() -> None:
     _json.dumps(wire, ensure_ascii=False).encode("utf-8")  # no UnicodeEncodeError
     block = wire[1]["content"][0]
     assert block["input"]["path"] == "gone\\udcff.txt"
+
+
+class _Path(BaseModel):
+    path: str
+
+
+async def _never(args: Any, ctx: Any) -> str:
+    raise AssertionError("not run")
+
+
+TOOLS = [ToolDefinition("srv:read", "Reads a file.", _Path, _never)]
+
+
+def test_requests_name_the_model_stream_and_carry_wire_named_tools(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "none")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "none")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    names = WireNames(["srv:read"])
+    openai = OpenAIChatProvider("m1")._request("sys", HISTORY, TOOLS, names)
+    assert openai["model"] == "m1" and openai["stream"] is True
+    assert openai["messages"] == to_openai_messages("sys", HISTORY, names)
+    assert openai["stream_options"] == {"include_usage": True}
+    assert [t["function"]["name"] for t in openai["tools"]] == ["srv__read"]
+    assert openai["tools"][0]["type"] == "function"
+
+    anthropic = AnthropicProvider("m2")._request("sys", HISTORY, TOOLS, names)
+    assert anthropic["model"] == "m2" and anthropic["stream"] is True
+    assert anthropic["max_tokens"] == MAX_TOKENS and anthropic["system"] == "sys"
+    assert anthropic["messages"] == to_anthropic_messages(HISTORY, names)
+    assert [t["name"] for t in anthropic["tools"]] == ["srv__read"]
+
+    bare = AnthropicProvider("m2")._request("", HISTORY, [], WireNames([]))
+    assert "system" not in bare and "tools" not in bare

@@ -133,3 +133,11 @@ def test_a_hidden_command_is_always_found(
 def test_dynamic_parts_are_marked(var: str, args: list[str]) -> None:
     cmd = analyze(f"prog ${var} {' '.join(args)}", "/p").commands[0]
     assert cmd.argv[1].text == DYN
+
+
+def test_package_managers_are_name_takers_that_run_hooks_not_plain_non_runners() -> None:
+    from codingcode.shell.programs import NAME_ARGS, NON_RUNNERS, PACKAGE_MANAGERS
+    from codingcode.shell.programs.packages import NAMES_AND_HOOKS
+
+    assert NON_RUNNERS.isdisjoint(NAMES_AND_HOOKS)
+    assert PACKAGE_MANAGERS | {"man", "cmake", "grep"} <= NAME_ARGS

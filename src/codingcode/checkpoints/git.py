@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +55,28 @@ def _config_args(work_tree: Path) -> list[str]:
     return args
 
 
+@contextmanager
+def _git_errors(command: str) -> Iterator[None]:
+    """Git that cannot run, or ``git COMMAND`` that takes too long, as a CheckpointError."""
+    try:
+        yield
+    except FileNotFoundError:
+        raise CheckpointError("git is not installed; checkpoints need it.") from None
+    except subprocess.TimeoutExpired:
+        raise CheckpointError(
+            f"git {command} took longer than {GIT_TIMEOUT_S:.0f} s in the checkpoint store."
+        ) from None
+    except OSError as exc:
+        raise CheckpointError(f"cannot run git for checkpoints: {exc.strerror}.") from None
+
+
+def _failed(command: str, returncode: int, stderr: bytes) -> CheckpointError:
+    """``git COMMAND`` exited with ``returncode``: its last line of stderr says why."""
+    lines = stderr.decode(errors="replace").strip().splitlines()
+    detail = lines[-1] if lines else f"exit code {returncode}"
+    return CheckpointError(f"git {command} failed in the checkpoint store: {detail}")
+
+
 @dataclass(frozen=True)
 class ShadowGit:
     """Runs git against the store ``git_dir`` with ``work_tree`` as the files."""
@@ -87,7 +111,7 @@ class ShadowGit:
         self, *args: str, input: bytes | None = None, check: bool = True
     ) -> subprocess.CompletedProcess[bytes]:
         argv = ["git", *_config_args(self.work_tree), *args]
-        try:
+        with _git_errors(args[0]):
             done = subprocess.run(
                 argv,
                 input=input,
@@ -97,18 +121,8 @@ class ShadowGit:
                 timeout=GIT_TIMEOUT_S,
                 check=False,
             )
-        except FileNotFoundError:
-            raise CheckpointError("git is not installed; checkpoints need it.") from None
-        except subprocess.TimeoutExpired:
-            raise CheckpointError(
-                f"git {args[0]} took longer than {GIT_TIMEOUT_S:.0f} s in the checkpoint store."
-            ) from None
-        except OSError as exc:
-            raise CheckpointError(f"cannot run git for checkpoints: {exc.strerror}.") from None
         if check and done.returncode != 0:
-            message = done.stderr.decode(errors="replace").strip().splitlines()
-            detail = message[-1] if message else f"exit code {done.returncode}"
-            raise CheckpointError(f"git {args[0]} failed in the checkpoint store: {detail}")
+            raise _failed(args[0], done.returncode, done.stderr)
         return done
 
     def listings(self, *commands: tuple[str, ...]) -> list[bytes]:
@@ -117,33 +131,24 @@ class ShadowGit:
         argv0 = ["git", *_config_args(self.work_tree)]
         procs: list[subprocess.Popen[bytes]] = []
         try:
-            for args in commands:
-                procs.append(
-                    subprocess.Popen(
-                        [*argv0, *args],
-                        stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE,
-                        cwd=self.work_tree,
-                        env=self.env(),
+            with _git_errors("ls-files"):
+                for args in commands:
+                    procs.append(
+                        subprocess.Popen(
+                            [*argv0, *args],
+                            stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE,
+                            cwd=self.work_tree,
+                            env=self.env(),
+                        )
                     )
-                )
-            outputs: list[bytes] = []
-            for args, proc in zip(commands, procs, strict=True):
-                out, err = proc.communicate(timeout=GIT_TIMEOUT_S)
-                if proc.returncode != 0:
-                    lines = err.decode(errors="replace").strip().splitlines()
-                    detail = lines[-1] if lines else f"exit code {proc.returncode}"
-                    raise CheckpointError(f"git {args[0]} failed in the checkpoint store: {detail}")
-                outputs.append(out)
-            return outputs
-        except FileNotFoundError:
-            raise CheckpointError("git is not installed; checkpoints need it.") from None
-        except subprocess.TimeoutExpired:
-            raise CheckpointError(
-                f"git ls-files took longer than {GIT_TIMEOUT_S:.0f} s in the checkpoint store."
-            ) from None
-        except OSError as exc:
-            raise CheckpointError(f"cannot run git for checkpoints: {exc.strerror}.") from None
+                outputs: list[bytes] = []
+                for args, proc in zip(commands, procs, strict=True):
+                    out, err = proc.communicate(timeout=GIT_TIMEOUT_S)
+                    if proc.returncode != 0:
+                        raise _failed(args[0], proc.returncode, err)
+                    outputs.append(out)
+                return outputs
         finally:
             for proc in procs:
                 if proc.poll() is None:

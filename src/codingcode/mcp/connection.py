@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
@@ -47,11 +47,24 @@ from codingcode.mcp.transports import WatchedTransport, open_transport
 from codingcode.process import Launcher
 from codingcode.tools.definition import ToolDefinition, ToolExecCtx
 
-#: Pages of tools/list we follow before deciding a server's cursor never ends.
+#: Pages of a list (tools, prompts, resources) we follow before deciding a server's cursor
+#: never ends.
 MAX_PAGES = 100
 logger = logging.getLogger("codingcode.mcp")
 
-__all__ = ["MAX_PAGES", "ServerConnection", "ServerSet", "ServerState"]
+__all__ = ["MAX_PAGES", "ServerConnection", "ServerSet", "ServerState", "pages"]
+
+
+async def pages(list_page: Callable[[str | None], Awaitable[Any]]) -> AsyncIterator[Any]:
+    """Each page of a paginated list, ``list_page(cursor)`` following each page's
+    ``next_cursor``, at most :data:`MAX_PAGES` of them."""
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = await list_page(cursor)
+        yield page
+        cursor = page.next_cursor
+        if not cursor:
+            return
 
 
 ToolsChanged = Callable[["ServerConnection"], None]
@@ -269,13 +282,8 @@ class ServerConnection:
 
     async def _list_tools(self, client: Any) -> list[types.Tool]:
         tools: list[types.Tool] = []
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            page = await client.list_tools(cursor=cursor)
+        async for page in pages(lambda cursor: client.list_tools(cursor=cursor)):
             tools.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
         return tools
 
     def _set_tools(self, tools: list[types.Tool]) -> None:

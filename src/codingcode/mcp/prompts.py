@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 
 from codingcode.errors import AgentError, InvalidArgumentsError
-from codingcode.mcp.connection import MAX_PAGES, ServerConnection, ServerSet, ServerState
+from codingcode.mcp.connection import ServerConnection, ServerSet, ServerState, pages
 from codingcode.mcp.results import cap_text
 
 if TYPE_CHECKING:
@@ -51,13 +51,8 @@ def offers_prompts(conn: ServerConnection) -> bool:
 async def list_prompts(conn: ServerConnection) -> list[types.Prompt]:
     async def walk(client: Any) -> list[types.Prompt]:
         prompts: list[types.Prompt] = []
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            page = await client.list_prompts(cursor=cursor)
+        async for page in pages(lambda cursor: client.list_prompts(cursor=cursor)):
             prompts.extend(page.prompts)
-            cursor = page.next_cursor
-            if not cursor:
-                break
         return prompts
 
     return await conn.request(f"prompts/list of MCP server {conn.name!r}", walk)

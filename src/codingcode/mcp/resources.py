@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from codingcode.errors import InvalidArgumentsError
 from codingcode.mcp import LIST_TOOL, READ_TOOL
-from codingcode.mcp.connection import MAX_PAGES, ServerConnection, ServerSet, ServerState
+from codingcode.mcp.connection import ServerConnection, ServerSet, ServerState, pages
 from codingcode.mcp.results import cap_text
 from codingcode.tools.definition import (
     Effect,
@@ -50,23 +50,13 @@ async def list_all(
     async def walk(client: Any) -> tuple[list[Any], list[Any]]:
         resources: list[Any] = []
         templates: list[Any] = []
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            page = await client.list_resources(cursor=cursor)
+        async for page in pages(lambda cursor: client.list_resources(cursor=cursor)):
             resources.extend(page.resources)
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        cursor = None
-        for _ in range(MAX_PAGES):
-            try:
-                tpage = await client.list_resource_templates(cursor=cursor)
-            except Exception:  # templates are optional: a server may not implement them
-                break
-            templates.extend(tpage.resource_templates)
-            cursor = tpage.next_cursor
-            if not cursor:
-                break
+        try:
+            async for tpage in pages(lambda cursor: client.list_resource_templates(cursor=cursor)):
+                templates.extend(tpage.resource_templates)
+        except Exception:  # templates are optional: a server may not implement them
+            pass
         return resources, templates
 
     return await conn.request(f"resources/list of MCP server {conn.name!r}", walk, ctx)

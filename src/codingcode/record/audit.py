@@ -35,10 +35,11 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 from codingcode.approval.pipeline import LayerResult, ToolCall
 from codingcode.config import user_state_dir
@@ -62,6 +63,28 @@ RETRY_AFTER_S = 30.0
 BUSY_TIMEOUT_S = 5.0
 
 Outcome = Literal["ran", "failed", "cancelled", "denied"]
+
+
+class Filters(TypedDict, total=False):
+    """What :meth:`AuditLog.query` and :meth:`AuditLog.query_calls` both filter on (None or
+    "": any): ``tool``, a glob on the tool's name; ``project``, the project's resolved
+    root; ``limit``, the newest this many records (50 when not given)."""
+
+    tool: str | None
+    project: str | None
+    limit: int
+
+
+class NetworkFilters(TypedDict, total=False):
+    """What :meth:`AuditLog.query_network` and :meth:`AuditLog.network_records` filter on
+    (None: any): ``call_id``; ``allowed``, only allowed (True) or refused (False)
+    connections; ``host``, a glob on the name; ``limit``, the newest this many (50 when not
+    given)."""
+
+    call_id: str | None
+    allowed: bool | None
+    host: str | None
+    limit: int
 
 
 def default_audit_path() -> Path:
@@ -409,38 +432,24 @@ class AuditLog:
             ):
                 return
 
-    def query_network(
-        self,
-        *,
-        call_id: str | None = None,
-        limit: int = 50,
-        allowed: bool | None = None,
-        host: str | None = None,
-    ) -> list[Any]:
+    def query_network(self, **where: Unpack[NetworkFilters]) -> list[Any]:
         """The proxy's connection records (newest last): (call_id, time, method, host, port,
-        allowed, reason, setting, address). ``allowed``: only allowed (True) or refused
-        (False) ones; ``host``: a glob on the name."""
+        allowed, reason, setting, address)."""
         columns = [
             "call_id", "time", "method", "host", "port", "allowed", "reason", "setting", "address",
         ]  # fmt: skip
+        allowed, host = where.get("allowed"), where.get("host")
         filters = [
-            ("call_id = ?", call_id),
+            ("call_id = ?", where.get("call_id")),
             ("allowed = ?", None if allowed is None else int(allowed)),
             ("host GLOB ?", None if host is None else host.lower()),
         ]
-        return self._select("network_audit", columns, filters, limit)
+        return self._select("network_audit", columns, filters, where.get("limit", 50))
 
-    def network_records(
-        self,
-        *,
-        call_id: str | None = None,
-        limit: int = 50,
-        allowed: bool | None = None,
-        host: str | None = None,
-    ) -> list[NetworkRecord]:
+    def network_records(self, **where: Unpack[NetworkFilters]) -> list[NetworkRecord]:
         """The proxy's connection records with the call each belongs to (its session, turn,
         tool and arguments, from the call's first approval record), newest last."""
-        rows = self.query_network(call_id=call_id, limit=limit, allowed=allowed, host=host)
+        rows = self.query_network(**where)
         calls = self._calls_by_id({r[0] for r in rows if r[0]})
         out = []
         for r in rows:
@@ -458,26 +467,18 @@ class AuditLog:
         if not ids or not self.path.exists():
             return {}
         found: dict[str, tuple[Any, Any, Any, Any]] = {}
-        try:
-            conn = self._reader()
-            try:
-                have = {row[1] for row in conn.execute("PRAGMA table_info(approval_audit)")}
-                if "call_id" not in have:
-                    return {}
-                for one in ids:  # each through the call_id index: linear in the rows shown
-                    row = conn.execute(
-                        "SELECT session, turn, tool, args FROM approval_audit WHERE call_id = ?"
-                        " ORDER BY id LIMIT 1",
-                        (one,),
-                    ).fetchone()
-                    if row is not None:
-                        found[one] = (row[0], row[1], row[2], _loads(row[3]))
-            finally:
-                conn.close()
-        except sqlite3.Error as exc:
-            raise AuditUnavailableError(
-                f"cannot read the audit log: {describe_failure(exc, self.path)}."
-            ) from None
+        with self._reading() as conn:
+            have = {row[1] for row in conn.execute("PRAGMA table_info(approval_audit)")}
+            if "call_id" not in have:
+                return {}
+            for one in ids:  # each through the call_id index: linear in the rows shown
+                row = conn.execute(
+                    "SELECT session, turn, tool, args FROM approval_audit WHERE call_id = ?"
+                    " ORDER BY id LIMIT 1",
+                    (one,),
+                ).fetchone()
+                if row is not None:
+                    found[one] = (row[0], row[1], row[2], _loads(row[3]))
         return found
 
     # -- reading ---------------------------------------------------------------------------
@@ -494,6 +495,21 @@ class AuditLog:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return conn
 
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """A reading connection (:meth:`_reader`), closed after; any SQLite failure while
+        reading is an AuditUnavailableError."""
+        try:
+            conn = self._reader()
+            try:
+                yield conn
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:
+            raise AuditUnavailableError(
+                f"cannot read the audit log: {describe_failure(exc, self.path)}."
+            ) from None
+
     def _select(
         self, table: str, columns: list[str], filters: list[tuple[str, Any]], limit: int
     ) -> list[Any]:
@@ -504,68 +520,46 @@ class AuditLog:
         params = [value for _, value in filters if value is not None]
         if not self.path.exists():
             return []
-        try:
-            conn = self._reader()
-            try:
-                have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-                if not have:
-                    return []
-                shown = ", ".join(c if c in have else f"NULL AS {c}" for c in columns)
-                sql = f"SELECT {shown} FROM {table}"
-                if where:
-                    sql += " WHERE " + " AND ".join(where)
-                sql += " ORDER BY id DESC LIMIT ?"
-                rows = conn.execute(sql, [*params, limit]).fetchall()
-            finally:
-                conn.close()
-        except sqlite3.Error as exc:
-            raise AuditUnavailableError(
-                f"cannot read the audit log: {describe_failure(exc, self.path)}."
-            ) from None
+        with self._reading() as conn:
+            have = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+            if not have:
+                return []
+            shown = ", ".join(c if c in have else f"NULL AS {c}" for c in columns)
+            sql = f"SELECT {shown} FROM {table}"
+            if where:
+                sql += " WHERE " + " AND ".join(where)
+            sql += " ORDER BY id DESC LIMIT ?"
+            rows = conn.execute(sql, [*params, limit]).fetchall()
         return list(reversed(rows))
 
     def _matching(
-        self, table: str, columns: list[str], limit: int, tool: str | None, **equal: str | None
+        self, table: str, columns: list[str], where: Filters, **equal: str | None
     ) -> list[tuple[Any, ...]]:
-        """The newest ``limit`` rows of ``table`` whose tool matches the ``tool`` glob and
-        whose other columns equal what is given (None or "": any)."""
-        filters = [("tool GLOB ?", tool or None)]
+        """The rows of ``table`` that ``where`` and ``equal`` (column: value, None or "":
+        any) pick, newest last."""
+        filters = [("tool GLOB ?", where.get("tool") or None)]
+        equal["project"] = where.get("project")
         filters += [(f"{column} = ?", value or None) for column, value in equal.items()]
-        return self._select(table, columns, filters, limit)
+        return self._select(table, columns, filters, where.get("limit", 50))
 
-    def query(
-        self,
-        *,
-        decision: str | None = None,
-        tool: str | None = None,
-        limit: int = 50,
-        project: str | None = None,
-    ) -> list[AuditRecord]:
+    def query(self, *, decision: str | None = None, **where: Unpack[Filters]) -> list[AuditRecord]:
+        """One record per layer decision, newest last."""
         columns = [
             "id", "time", "session", "turn", "tool", "args", "layer", "decision", "reason",
             "rule", "project", "call_id", "answer", "grant_rule",
         ]  # fmt: skip
-        rows = self._matching(
-            "approval_audit", columns, limit, tool, decision=decision, project=project
-        )
+        rows = self._matching("approval_audit", columns, where, decision=decision)
         return [AuditRecord(*(*r[:5], _loads(r[5]), *r[6:])) for r in rows]
 
     def query_calls(
-        self,
-        *,
-        outcome: str | None = None,
-        tool: str | None = None,
-        limit: int = 50,
-        project: str | None = None,
+        self, *, outcome: str | None = None, **where: Unpack[Filters]
     ) -> list[CallRecord]:
         """One record per call: the final decision and the outcome, newest last."""
         columns = [
             "id", "call_id", "time", "session", "turn", "tool", "project", "decision", "layer",
             "rule", "outcome", "error_kind", "exit_code", "duration_ms", "result_bytes", "detail",
         ]  # fmt: skip
-        rows = self._matching(
-            "call_outcome", columns, limit, tool, outcome=outcome, project=project
-        )
+        rows = self._matching("call_outcome", columns, where, outcome=outcome)
         return [CallRecord(*r) for r in rows]
 
     def close(self) -> None:

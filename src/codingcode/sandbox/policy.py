@@ -10,10 +10,11 @@ drop them first: :func:`widening_entries` says which entries widen the sandbox a
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -28,6 +29,7 @@ from codingcode.sandbox.masks import MaskSpec
 from codingcode.sandbox.network.domains import DomainPolicy, pattern_problem
 
 SETTINGS_KEY = "sandbox"
+_Model = TypeVar("_Model", bound=BaseModel)
 
 
 class SandboxMode(StrEnum):
@@ -139,21 +141,36 @@ class SandboxPolicy:
         return self.mode is not SandboxMode.OFF and self.backend is not BackendChoice.NONE
 
 
+def _validated(
+    file: SettingsFile,
+    raw: Any,
+    model: type[_Model],
+    must: str,
+    describe: Callable[[Any], str],
+) -> _Model:
+    """``raw`` as ``model``; not an object (``must`` says what it must be), or an invalid
+    one, is a SettingsError naming the file and each problem (``describe``)."""
+    if not isinstance(raw, dict):
+        raise SettingsError(f"Settings file {file.path}: {must}, not {type(raw).__name__}.")
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(describe(e) for e in exc.errors())
+        raise SettingsError(f"Settings file {file.path}: {problems}.") from None
+
+
 def parse_file(file: SettingsFile) -> list[SandboxEntry]:
     """Validate one file's ``sandbox`` section; a bad entry names the file and the field."""
     raw = file.section(SETTINGS_KEY)
     if raw is None:
         return []
-    if not isinstance(raw, dict):
-        raise SettingsError(
-            f"Settings file {file.path}: `sandbox` must be an object such as "
-            f'{{"mode": "workspace-write"}}, not {type(raw).__name__}.'
-        )
-    try:
-        parsed = SandboxSettings.model_validate(raw)
-    except ValidationError as exc:
-        problems = "; ".join(_describe_error(e) for e in exc.errors())
-        raise SettingsError(f"Settings file {file.path}: {problems}.") from None
+    parsed = _validated(
+        file,
+        raw,
+        SandboxSettings,
+        '`sandbox` must be an object such as {"mode": "workspace-write"}',
+        _describe_error,
+    )
     entries = []
     for name in ("mode", "backend"):
         value = getattr(parsed, name)
@@ -215,16 +232,14 @@ def _network_entries(file: SettingsFile, raw: Any) -> list[SandboxEntry]:
                 f"got {raw!r}."
             )
         return [entry("network", NETWORK_STRINGS[raw])]
-    if not isinstance(raw, dict):
-        raise SettingsError(
-            f"Settings file {file.path}: sandbox.network must be an object such as "
-            f'{{"mode": "limited", "allowedDomains": ["pypi.org"]}}, not {type(raw).__name__}.'
-        )
-    try:
-        parsed = NetworkSettings.model_validate(raw)
-    except ValidationError as exc:
-        problems = "; ".join(_describe_network_error(e) for e in exc.errors())
-        raise SettingsError(f"Settings file {file.path}: {problems}.") from None
+    parsed = _validated(
+        file,
+        raw,
+        NetworkSettings,
+        "sandbox.network must be an object such as "
+        '{"mode": "limited", "allowedDomains": ["pypi.org"]}',
+        _describe_network_error,
+    )
     entries = [entry("network", parsed.mode)] if parsed.mode is not None else []
     for name in NETWORK_LISTS:
         for value in getattr(parsed, name):

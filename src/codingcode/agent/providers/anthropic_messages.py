@@ -118,26 +118,17 @@ class AnthropicProvider(StreamingProvider):
             ) from None
         self._sdk = anthropic
 
-    def _request(
-        self,
-        system: str,
-        messages: Sequence[Message],
-        tools: Sequence[ToolDefinition],
-        names: WireNames,
-    ) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "model": self.model,
+    def _body(self, system: str, messages: Sequence[Message], names: WireNames) -> dict[str, Any]:
+        body: dict[str, Any] = {
             "max_tokens": MAX_TOKENS,
             "messages": to_anthropic_messages(messages, names),
-            "stream": True,
         }
         if system:
-            kwargs["system"] = system
-        if tools:
-            kwargs["tools"] = [
-                {**ToolService.anthropic_schema(t), "name": names.to_wire(t.name)} for t in tools
-            ]
-        return kwargs
+            body["system"] = system
+        return body
+
+    def _tool(self, tool: ToolDefinition, name: str) -> dict[str, Any]:
+        return {**ToolService.anthropic_schema(tool), "name": name}
 
     async def _attempt(
         self, kwargs: dict[str, Any], names: WireNames

@@ -459,8 +459,9 @@ def classify(
 
 class StreamingProvider:
     """The skeleton both providers share: the endpoint checked up front, one request built
-    per response, streamed by ``_attempt`` and retried by :func:`stream_with_retries` as
-    ``_classify`` judges each failure. A provider fills in those three and its client."""
+    per response (``_body`` and ``_tool`` its API's part), streamed by ``_attempt`` and retried
+    by :func:`stream_with_retries` as ``_classify`` judges each failure. A provider fills in
+    those four and its client."""
 
     name = ""
     #: The environment variable naming the endpoint (checked to be a URL at start).
@@ -486,6 +487,20 @@ class StreamingProvider:
         tools: Sequence[ToolDefinition],
         names: WireNames,
     ) -> dict[str, Any]:
+        """The SDK's arguments for one streamed response: the model, what :meth:`_body`
+        adds, and each tool's schema (:meth:`_tool`) under its wire name."""
+        kwargs: dict[str, Any] = {"model": self.model, "stream": True}
+        kwargs.update(self._body(system, messages, names))
+        if tools:
+            kwargs["tools"] = [self._tool(t, names.to_wire(t.name)) for t in tools]
+        return kwargs
+
+    def _body(self, system: str, messages: Sequence[Message], names: WireNames) -> dict[str, Any]:
+        """The conversation in this API's form, and whatever else its requests carry."""
+        raise NotImplementedError
+
+    def _tool(self, tool: ToolDefinition, name: str) -> dict[str, Any]:
+        """One tool's schema in this API's form, named ``name``."""
         raise NotImplementedError
 
     def _attempt(self, kwargs: dict[str, Any], names: WireNames) -> AsyncIterator[StreamEvent]:

@@ -99,24 +99,15 @@ class OpenAIChatProvider(StreamingProvider):
             retry = {k: v for k, v in kwargs.items() if k != "stream_options"}
             return await self._client.chat.completions.create(**retry)
 
-    def _request(
-        self,
-        system: str,
-        messages: Sequence[Message],
-        tools: Sequence[ToolDefinition],
-        names: WireNames,
-    ) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "model": self.model,
+    def _body(self, system: str, messages: Sequence[Message], names: WireNames) -> dict[str, Any]:
+        return {
             "messages": to_openai_messages(system, messages, names),
-            "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if tools:
-            kwargs["tools"] = [
-                _with_name(ToolService.openai_schema(t), names.to_wire(t.name)) for t in tools
-            ]
-        return kwargs
+
+    def _tool(self, tool: ToolDefinition, name: str) -> dict[str, Any]:
+        schema = ToolService.openai_schema(tool)
+        return {**schema, "function": {**schema["function"], "name": name}}
 
     async def _attempt(
         self, kwargs: dict[str, Any], names: WireNames
@@ -172,7 +163,3 @@ class OpenAIChatProvider(StreamingProvider):
             piece="stream chunk",
         )
         return classify(exc, self._errors, self.settings, words, self._errors.OpenAIError)
-
-
-def _with_name(schema: dict[str, Any], name: str) -> dict[str, Any]:
-    return {**schema, "function": {**schema["function"], "name": name}}

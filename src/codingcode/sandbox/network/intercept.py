@@ -241,18 +241,10 @@ async def exchange(
                 event = await _next(server, client)
             except h11.RemoteProtocolError:
                 return
-            if isinstance(event, h11.Data):
-                chunk = body.feed(event.data)
-                if chunk:
-                    await upstream.send(out.send(h11.Data(data=chunk)) or b"")
-            elif isinstance(event, h11.EndOfMessage):
-                rest = body.flush()
-                if rest:
-                    await upstream.send(out.send(h11.Data(data=rest)) or b"")
-                await upstream.send(out.send(h11.EndOfMessage()) or b"")
-                break
-            else:
+            if not isinstance(event, (h11.Data, h11.EndOfMessage)):
                 return  # the command went away mid-body
+            if await _pass_body(event, body, out, upstream):
+                break
         if not await _response(server, out, client, upstream, Rewriter(tables.incoming, on_in)):
             return
         if server.our_state is h11.DONE and out.our_state is h11.DONE:
@@ -292,15 +284,25 @@ async def _response(
                 )
                 or b""
             )
-        elif isinstance(event, h11.Data):
-            chunk = echo.feed(event.data)
-            if chunk:
-                await client.send(server.send(h11.Data(data=chunk)) or b"")
-        elif isinstance(event, h11.EndOfMessage):
-            rest = echo.flush()
-            if rest:
-                await client.send(server.send(h11.Data(data=rest)) or b"")
-            await client.send(server.send(h11.EndOfMessage()) or b"")
-            return True
+        elif isinstance(event, (h11.Data, h11.EndOfMessage)):
+            if await _pass_body(event, echo, server, client):
+                return True
         else:
             return False
+
+
+async def _pass_body(
+    event: h11.Data | h11.EndOfMessage,
+    rewriter: Rewriter,
+    conn: h11.Connection,
+    to: anyio.abc.ByteStream,
+) -> bool:
+    """Pass one piece of a message body on through ``rewriter``, as ``conn`` sends it to
+    ``to``; True at the end of the message (what the rewriter still held goes first)."""
+    chunk = rewriter.feed(event.data) if isinstance(event, h11.Data) else rewriter.flush()
+    if chunk:
+        await to.send(conn.send(h11.Data(data=chunk)) or b"")
+    if isinstance(event, h11.Data):
+        return False
+    await to.send(conn.send(h11.EndOfMessage()) or b"")
+    return True

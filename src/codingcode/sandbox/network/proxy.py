@@ -630,12 +630,7 @@ async def _pipe_both(a: anyio.abc.ByteStream, b: anyio.abc.ByteStream) -> None:
     """Copy both ways; when one side ends, pass the half-close on; done when both did."""
 
     async def one_way(src: anyio.abc.ByteStream, dst: anyio.abc.ByteStream) -> None:
-        try:
-            while True:
-                data = await src.receive(_CHUNK)
-                await dst.send(data)
-        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            pass
+        await _copy(src, dst)
         with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             await dst.send_eof()
 

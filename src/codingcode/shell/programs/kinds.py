@@ -5,7 +5,10 @@ from __future__ import annotations
 from codingcode.shell.programs.packages import NAMES_AND_HOOKS
 
 #: Programs that never run their arguments as commands (``grep -rn sudo`` runs no sudo).
-_NEVER_RUN_ARGUMENTS = frozenset(
+#: Package managers (and man, cmake) are not among them: they run hooks and scripts of their
+#: own, so their arguments are looked at for shells like any unknown program's, yet are
+#: names, not commands (:data:`NAMES_AND_HOOKS`).
+NON_RUNNERS = frozenset(
     {
         "grep",
         "egrep",
@@ -19,7 +22,6 @@ _NEVER_RUN_ARGUMENTS = frozenset(
         "more",
         "head",
         "tail",
-        "man",
         "info",
         "help",
         "which",
@@ -28,28 +30,10 @@ _NEVER_RUN_ARGUMENTS = frozenset(
         "apropos",
         "whatis",
         "tldr",
-        "apt",
-        "apt-get",
         "apt-cache",
-        "dpkg",
-        "rpm",
-        "dnf",
-        "yum",
-        "pacman",
-        "zypper",
-        "apk",
-        "brew",
-        "snap",
-        "flatpak",
-        "nix",
-        "pip",
-        "pip3",
         "npm",
         "pnpm",
         "yarn",
-        "cargo",
-        "gem",
-        "go",
         "echo",
         "printf",
         "ls",
@@ -164,7 +148,6 @@ _NEVER_RUN_ARGUMENTS = frozenset(
         "ruby",
         "perl",
         "make",
-        "cmake",
         "pytest",
         "tox",
         "ruff",
@@ -175,11 +158,6 @@ _NEVER_RUN_ARGUMENTS = frozenset(
         "tsc",
     }
 )
-
-
-#: Package managers (and man, cmake) run hooks and scripts of their own: their arguments are
-#: looked at for shells like any unknown program's, yet are names, not commands.
-NON_RUNNERS = _NEVER_RUN_ARGUMENTS - NAMES_AND_HOOKS
 
 #: Programs whose arguments are names of things, not commands (``apt install sudo``
 #: installs a package called sudo; it does not run sudo).

@@ -61,8 +61,8 @@ def _sed_commands(line: str) -> list[str]:
     return out
 
 
-def _sed_s_end(body: str) -> int:
-    """Index just after the flags of ``s/a/b/flags`` (the w flag takes the line)."""
+def _sed_s_flags_start(body: str) -> int:
+    """Index just after the third delimiter of ``s/a/b/flags`` (where the flags begin)."""
     delim = body[1]
     i, seen = 2, 0
     while i < len(body) and seen < 2:
@@ -72,6 +72,12 @@ def _sed_s_end(body: str) -> int:
         if body[i] == delim:
             seen += 1
         i += 1
+    return i
+
+
+def _sed_s_end(body: str) -> int:
+    """Index just after the flags of ``s/a/b/flags`` (the w flag takes the line)."""
+    i = _sed_s_flags_start(body)
     while i < len(body) and body[i] not in ";}\n":
         if body[i] == "w":
             return len(body)
@@ -80,17 +86,7 @@ def _sed_s_end(body: str) -> int:
 
 
 def _sed_s_flags(body: str) -> tuple[str, str | None]:
-    end = _sed_s_end(body)
-    delim = body[1]
-    i, seen = 2, 0
-    while i < len(body) and seen < 2:
-        if body[i] == "\\":
-            i += 2
-            continue
-        if body[i] == delim:
-            seen += 1
-        i += 1
-    flags = body[i:end]
+    flags = body[_sed_s_flags_start(body) : _sed_s_end(body)]
     if "w" in flags:
         before, _, path = flags.partition("w")
         return before, path.strip()
