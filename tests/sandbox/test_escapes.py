@@ -589,6 +589,18 @@ def test_rewriting_claude_codes_settings_from_inside_fails(make_box, backend: st
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+def test_a_claude_file_cannot_be_swapped_for_a_directory(make_box, backend: str) -> None:
+    """A ``.claude`` that is a plain file is kept as it is: replaced by a directory, its
+    settings would be read by the next session."""
+    box: Box = make_box(backend)
+    claude = box.project / ".claude"
+    claude.write_text("notes\n")
+    result = box.run("rm -f .claude; mkdir .claude && echo '{}' > .claude/settings.json")
+    assert result.exit_code != 0
+    assert claude.is_file() and claude.read_text() == "notes\n"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_creating_claude_settings_where_there_were_none_fails(make_box, backend: str) -> None:
     box: Box = make_box(backend)
     result = box.run("mkdir -p .claude && echo '{}' > .claude/settings.json")

@@ -219,7 +219,7 @@ def protected_paths(project: Path, *, create_missing: bool = True) -> list[Path]
     if not claude_dir.exists() and create_missing:
         with contextlib.suppress(OSError):
             claude_dir.mkdir()
-    if claude_dir.is_dir():
+    if claude_dir.exists():  # a plain file too: else a command could swap in a directory
         found.append(claude_dir)
     mcp = project / ".mcp.json"
     _refuse_symlink(mcp, project)
