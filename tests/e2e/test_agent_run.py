@@ -330,3 +330,27 @@ def test_mode_defaults_to_the_settings(
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["mode"] == "acceptEdits"
     assert (project / "n.txt").read_text() == "x\n"
+
+
+def test_a_session_without_mcp_servers_loads_no_mcp_sdk(
+    project: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    """The MCP SDK is a tenth of a session's start-up: a project without servers (and every
+    `codingcode run` of a fleet) does not pay for it, nor for the other provider's SDK."""
+    from tests.cli.test_startup import heavy_among, imported
+
+    fake.script = [Step(text="done")]
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "codingcode", "run", "hi"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env_for(fake, "openai", tmp_path),
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "done"
+    names = imported(proc.stderr)
+    assert "openai" in names and "codingcode.mcp.client" in names  # what it did use
+    heavy = ("mcp", "mcp_types", "anthropic", "codingcode.mcp.connection")
+    assert heavy_among(names, heavy) == []

@@ -22,15 +22,29 @@ from typing import TYPE_CHECKING
 import anyio
 
 from codingcode.errors import AgentError, ToolFailureError
+from codingcode.lazy import lazy_names
+from codingcode.mcp.attempt import ServerState
 from codingcode.mcp.config import McpServerConfig, StartFilter
-from codingcode.mcp.connection import MAX_PAGES, ServerConnection, ServerState
-from codingcode.mcp.results import MAX_RESULT_CHARS, render_result
 from codingcode.process import Launcher
 from codingcode.tools.definition import ToolDefinition
 from codingcode.tools.service import ToolService
 
 if TYPE_CHECKING:
+    from codingcode.mcp.connection import MAX_PAGES, ServerConnection
+    from codingcode.mcp.results import MAX_RESULT_CHARS, render_result
     from codingcode.workspace import Workspace
+
+# The MCP SDK (a tenth of an agent session's start-up) loads with the first server started:
+# a project without servers never pays for it.
+__getattr__ = lazy_names(
+    __name__,
+    {
+        "MAX_PAGES": "codingcode.mcp.connection",
+        "ServerConnection": "codingcode.mcp.connection",
+        "MAX_RESULT_CHARS": "codingcode.mcp.results",
+        "render_result": "codingcode.mcp.results",
+    },
+)
 
 __all__ = [
     "MAX_PAGES",
@@ -85,6 +99,8 @@ class McpManager:
                 stack.callback(quiet_logging(names=("mcp",)))
             tg = await stack.enter_async_context(anyio.create_task_group())
             stack.callback(tg.cancel_scope.cancel)
+            if self.configs:
+                from codingcode.mcp.connection import ServerConnection
             for config in self.configs:
                 conn = ServerConnection(
                     config,

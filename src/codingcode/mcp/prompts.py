@@ -12,14 +12,17 @@ import shlex
 import weakref
 from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
-
 from codingcode.errors import AgentError, InvalidArgumentsError
-from codingcode.mcp.connection import ServerConnection, ServerSet, ServerState, pages
-from codingcode.mcp.results import cap_text
+from codingcode.mcp.attempt import ServerState
 
 if TYPE_CHECKING:
+    import mcp_types as types
+
+    from codingcode.mcp.connection import ServerConnection, ServerSet
     from codingcode.tools.service import ToolService
+
+# (The MCP SDK is loaded by what these functions are given: bind() runs in every session,
+# with or without servers, and must not load it.)
 
 #: The manager whose servers' tools a ToolService holds (set while the manager runs).
 _MANAGERS: weakref.WeakKeyDictionary[ToolService, ServerSet] = weakref.WeakKeyDictionary()
@@ -49,6 +52,8 @@ def offers_prompts(conn: ServerConnection) -> bool:
 
 
 async def list_prompts(conn: ServerConnection) -> list[types.Prompt]:
+    from codingcode.mcp.connection import pages
+
     async def walk(client: Any) -> list[types.Prompt]:
         prompts: list[types.Prompt] = []
         async for page in pages(lambda cursor: client.list_prompts(cursor=cursor)):
@@ -93,6 +98,8 @@ def parse_arguments(prompt: types.Prompt, line: str) -> dict[str, str]:
 
 
 def _content_text(content: Any) -> str:
+    import mcp_types as types
+
     if isinstance(content, types.TextContent):
         return content.text
     if isinstance(content, types.EmbeddedResource):
@@ -130,6 +137,8 @@ async def prompt_command(service: ToolService, command: str, line: str) -> str:
     result = await conn.request(
         f"prompt {command}", lambda c: c.get_prompt(name, arguments=arguments)
     )
+    from codingcode.mcp.results import cap_text
+
     return cap_text(f"{server}_{name}_prompt", render_messages(result))
 
 
