@@ -152,14 +152,17 @@ def test_twenty_thousand_skills_load_in_linear_time(project: Path) -> None:
     def make(n: int, root: Path) -> float:
         for i in range(n):
             write_skill(root, f"s{i}", skill_md(f"s{i}", f"Skill number {i}."))
-        start = time.perf_counter()
-        found = load_skills(root.parent.parent, is_trusted=trust_all)
-        assert len(found.skills) == n
-        return time.perf_counter() - start
+        times = []
+        for _ in range(2):  # the better of two: a busy machine's pause is not the loader's
+            start = time.perf_counter()
+            found = load_skills(root.parent.parent, is_trusted=trust_all)
+            times.append(time.perf_counter() - start)
+            assert len(found.skills) == n
+        return min(times)
 
-    small = make(2_000, project.parent / "small" / ".codingcode" / "skills")
+    small = make(4_000, project.parent / "small" / ".codingcode" / "skills")
     big = make(20_000, base)
-    assert big < small * 25  # 10x the skills: about 10x the time, never quadratic
+    assert big < small * 12  # 5x the skills: about 5x the time (quadratic would be 25x)
 
 
 @given(st.text(max_size=300))

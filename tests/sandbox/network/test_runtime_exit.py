@@ -48,11 +48,17 @@ def test_close_ends_the_thread_and_is_idempotent() -> None:
     from codingcode.sandbox.network.domains import DomainPolicy
     from codingcode.sandbox.network.runtime import ProxyRuntime
 
+    def proxy_threads() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name == "codingcode-network-proxy"}
+
+    before = proxy_threads()  # (another test's runtime on this worker may still be ending)
     runtime = ProxyRuntime()
     call = runtime.open_call(DomainPolicy(), "c1")
     assert runtime.running()
+    ours = proxy_threads() - before
+    assert len(ours) == 1
     call.finish()
     runtime.close()
     runtime.close()
     assert not runtime.running()
-    assert not any(t.name == "codingcode-network-proxy" for t in threading.enumerate())
+    assert not any(t.is_alive() for t in ours)
