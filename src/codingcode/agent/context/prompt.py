@@ -255,7 +255,7 @@ def load_instructions(
     """The instruction files of ``workspace`` in prompt order, imports followed (see module
     doc): the user's (Claude Code's, then those in the workspace's config dir), then the
     project's."""
-    project, user_dir = workspace.root.resolve(), workspace.config_dir
+    project, user_dir = workspace.root, workspace.config_dir  # (the root is resolved)
     repo = repository_root(project)
     chain = [d for d in (project, *project.parents) if d == repo or repo in d.parents]
     chain.reverse()  # repository root first, the project last
