@@ -132,3 +132,29 @@ async def test_a_given_token_is_required_on_loopback_too(
             )
     assert (missing.status_code, wrong.status_code, right.status_code) == (401, 401, 200)
     assert evil.status_code == 421
+
+
+@pytest.mark.parametrize("header", ["host: evil.example", "origin: http://evil.example"])
+async def test_a_refused_request_gets_its_answer_not_a_reset(
+    header: str, project: Path, tmp_path: Path
+) -> None:
+    """The refusal reaches the client: the server reads the body it was sent before closing
+    (a socket closed over unread data resets the connection, and the answer can be lost)."""
+    async with _serve(project, _env(tmp_path), "127.0.0.1:0") as (port, _):
+        body = b"x" * 200_000
+        host = header if header.startswith("host") else f"host: 127.0.0.1:{port}"
+        extra = "" if header.startswith("host") else f"{header}:{port}\r\n"
+        head = (
+            f"POST /mcp HTTP/1.1\r\n{host}\r\n{extra}content-type: application/json\r\n"
+            f"content-length: {len(body)}\r\n\r\n"
+        ).encode()
+        async with await anyio.connect_tcp("127.0.0.1", port) as conn:
+            await conn.send(head + body)
+            answer = b""
+            with anyio.fail_after(10):
+                try:
+                    while True:
+                        answer += await conn.receive()
+                except anyio.EndOfStream:
+                    pass
+        assert answer.startswith((b"HTTP/1.1 421 ", b"HTTP/1.1 403 ")), answer[:80]

@@ -175,20 +175,27 @@ async def test_rebinding_guard_answers_421_and_403() -> None:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
+    received: list[int] = []
+
+    async def receive() -> dict[str, Any]:  # a two-part body: both parts are read first
+        received.append(len(received))
+        return {"type": "http.request", "body": b"{}", "more_body": len(received) % 2 == 1}
+
     guarded = rebinding_guard(app, 7000)
 
     def scope(*headers: tuple[bytes, bytes]) -> dict[str, Any]:
         return {"type": "http", "path": "/mcp", "headers": list(headers)}
 
-    await guarded(scope((b"host", b"evil.example:7000")), None, send)
+    await guarded(scope((b"host", b"evil.example:7000")), receive, send)
     await guarded(
-        scope((b"host", b"127.0.0.1:7000"), (b"origin", b"http://evil.example:7000")), None, send
+        scope((b"host", b"127.0.0.1:7000"), (b"origin", b"http://evil.example:7000")), receive, send
     )
-    await guarded(scope(), None, send)  # no Host at all
+    await guarded(scope(), receive, send)  # no Host at all
     assert calls == []
     assert [m["status"] for m in sent if "status" in m] == [421, 403, 421]
+    assert len(received) == 6
     await guarded(
-        scope((b"host", b"[::1]:7000"), (b"origin", b"http://localhost:7000")), None, send
+        scope((b"host", b"[::1]:7000"), (b"origin", b"http://localhost:7000")), receive, send
     )
     assert calls == ["/mcp"]
 

@@ -140,6 +140,10 @@ def origin_allowed(origin: str, port: int, bound_name: str | None = None) -> boo
     return _local_name(url.hostname, bound_name) and (given or default) == port
 
 
+#: How much of a refused request's body is read before answering (a larger one is cut off).
+_DRAIN_BYTES = 1 << 20
+
+
 def rebinding_guard(app: ASGIApp, port: int, bound_name: str | None = None) -> ASGIApp:
     """An ASGI wrapper refusing requests not addressed to this machine's loopback."""
 
@@ -149,19 +153,31 @@ def rebinding_guard(app: ASGIApp, port: int, bound_name: str | None = None) -> A
             host = headers.get(b"host", b"").decode("latin-1")
             origin = headers.get(b"origin")
             if not host_allowed(host, port, bound_name):
-                await _refuse(send, 421, "the Host header does not name this loopback server")
+                await _refuse(
+                    receive, send, 421, "the Host header does not name this loopback server"
+                )
                 return
             if origin is not None and not origin_allowed(
                 origin.decode("latin-1"), port, bound_name
             ):
-                await _refuse(send, 403, "the Origin is not this loopback server")
+                await _refuse(receive, send, 403, "the Origin is not this loopback server")
                 return
         await app(scope, receive, send)
 
     return guarded
 
 
-async def _refuse(send: Any, status: int, message: str) -> None:
+async def _refuse(receive: Any, send: Any, status: int, message: str) -> None:
+    # Read the body the client sent (up to a bound) first: closing a socket with unread data
+    # resets the connection, and the client would see the reset instead of this answer.
+    unread = _DRAIN_BYTES
+    while unread > 0:
+        message_in = await receive()
+        if message_in.get("type") != "http.request":
+            break
+        unread -= len(message_in.get("body", b""))
+        if not message_in.get("more_body", False):
+            break
     body = f'{{"error": "refused", "message": "{message}"}}'.encode()
     await send(
         {
