@@ -180,27 +180,21 @@ GRANTING_SECTIONS: dict[str, str] = {
 }
 
 
-def grants_apply(scope: Scope | None, trusted: bool, *, distrust_project: bool = False) -> bool:
+def grants_apply(scope: Scope | None, trusted: bool) -> bool:
     """Whether what a settings entry grants or executes applies: always for the user's own
     file (and for what was made in code, ``scope`` None); for a project or local file only
-    once the user trusted it as it is (``trusted``), and never in a session that distrusts
-    the project (``distrust_project``). What an entry restricts applies either way."""
-    if scope is None or scope is Scope.USER:
-        return True
-    return trusted and not distrust_project
+    once the user trusted it as it is (``trusted``; never in a session that distrusts its
+    project: its workspace marks those files untrusted). What an entry restricts applies
+    either way."""
+    return scope is None or scope is Scope.USER or trusted
 
 
-def granting_sources(
-    settings: Settings, section: str, *, distrust_project: bool = False
-) -> list[tuple[SettingsFile, Any, bool]]:
+def granting_sources(settings: Settings, section: str) -> list[tuple[SettingsFile, Any, bool]]:
     """Each file's own value of a granting ``section`` (one of :data:`GRANTING_SECTIONS`),
     in order, and whether what it grants applies."""
     if section not in GRANTING_SECTIONS:
         raise ValueError(f"{section!r} is not a granting settings section")
-    return [
-        (f, value, grants_apply(f.scope, f.trusted, distrust_project=distrust_project))
-        for f, value in settings.sources(section)
-    ]
+    return [(f, value, grants_apply(f.scope, f.trusted)) for f, value in settings.sources(section)]
 
 
 def merge_values(base: Any, override: Any) -> Any:

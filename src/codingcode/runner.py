@@ -332,18 +332,23 @@ def build_runner(
     from codingcode.approval.rules import load_policy
     from codingcode.approval.setup import build_pipeline
     from codingcode.config import audit_required
-    from codingcode.hooks.pre_tool_use import POST_APPROVAL, HookBus
+    from codingcode.hooks.pre_tool_use import (
+        POST_APPROVAL,
+        HookBus,
+        load_command_hooks,
+        runnable_hooks,
+    )
     from codingcode.tools import declarations
 
     service = service or ToolService.default()
     declared = declarations.lookup(service)  # what its tools declare (one cache per runner)
     assert service is not None
     project = workspace.root
-    distrust = not workspace.trust_project_grants  # the session's decision, in its workspace
     settings = workspace.settings
     # The user's rules, read once: the approval layer and the sandbox's masks both use them.
     policy = policy or load_policy(settings)
     bus = hooks or HookBus()
+    command_hooks = load_command_hooks(settings)  # (read once: approval's and the lifecycle's)
     log: AuditLog | None = None
     if audit:  # (a dry run loads no audit log)
         from codingcode.record.audit import AuditLog
@@ -389,6 +394,7 @@ def build_runner(
         assume_trusted=assume_trusted,
         declared=declared,
         sandbox=sandbox,
+        hooks=command_hooks,
     )
     # plan mode's refusal lists the read-only tools there are (from the registry)
     pipeline.read_only_names = lambda: [
@@ -407,15 +413,10 @@ def build_runner(
     runner.hook_bus = bus
     from codingcode.approval.network_ask import SavedNetworkRules
 
-    runner.network_rules = SavedNetworkRules.from_policy(policy, project, distrust_project=distrust)
+    runner.network_rules = SavedNetworkRules.from_policy(policy, project)
     from codingcode.hooks.lifecycle import LifecycleHooks, permission_layer
-    from codingcode.hooks.pre_tool_use import load_command_hooks, runnable_hooks
 
-    lifecycle = LifecycleHooks(
-        runnable_hooks(load_command_hooks(settings), distrust_project=distrust),
-        bus,
-        project,
-    )
+    lifecycle = LifecycleHooks(runnable_hooks(command_hooks), bus, project)
     if lifecycle.hooks or bus.hooks:
         runner.lifecycle = lifecycle
         if lifecycle.has("PermissionRequest"):

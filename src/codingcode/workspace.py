@@ -45,6 +45,12 @@ class Workspace:
     state_dir: Path = field(default_factory=user_state_dir)
     config_dir: Path = field(default_factory=user_config_dir)
 
+    def __post_init__(self) -> None:
+        # One place says the session distrusts its project: its settings files. Every reader
+        # then leaves out what an untrusted file grants, with no flag passed beside them.
+        if not self.trust_project_grants:
+            self.settings = distrusted(self.settings)
+
     @classmethod
     def load(cls, project: Path, *, trust_project_grants: bool = True) -> Workspace:
         """Read the settings files and the trust records of ``project``: once per session."""
@@ -53,10 +59,7 @@ class Workspace:
 
         root = Path(project).resolve()
         store = TrustStore()
-        settings = load_settings(root, trust=store)
-        if not trust_project_grants:
-            settings = distrusted(settings)
-        return cls(root, settings, store, trust_project_grants)
+        return cls(root, load_settings(root, trust=store), store, trust_project_grants)
 
     def is_trusted(self, path: Path, data: bytes | None = None) -> bool:
         """Whether a grant-bearing project file (an agent, a skill, a server) may grant or
@@ -70,10 +73,7 @@ class Workspace:
         answer): the files read again, the same trust store and decision."""
         from codingcode.config import load_settings
 
-        settings = load_settings(self.root, trust=self.trust)
-        if not self.trust_project_grants:
-            settings = distrusted(settings)
-        return replace(self, settings=settings)
+        return replace(self, settings=load_settings(self.root, trust=self.trust))
 
     def section(
         self,
@@ -86,15 +86,10 @@ class Workspace:
         tool reads its settings, without knowing the files."""
         return self.settings.section(key, model, keep=keep)
 
-    def distrusting(self) -> Workspace:
-        """The same session with every project file untrusted (``--no-project-grants``)."""
-        if not self.trust_project_grants:
-            return self
-        return replace(self, settings=distrusted(self.settings), trust_project_grants=False)
-
 
 def distrusted(settings: Settings) -> Settings:
-    """``settings`` with every project and local file marked untrusted."""
+    """``settings`` with every project and local file marked untrusted (the settings of a
+    workspace that does not trust its project's grants)."""
     from codingcode.config import Scope
 
     files = [f if f.scope is Scope.USER else replace(f, trusted=False) for f in settings.files]

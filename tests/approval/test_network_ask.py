@@ -152,18 +152,17 @@ def test_saved_clause_rules_count_only_when_trusted(project: Path) -> None:
     install = cmd(project, "npm install left-pad")
     runner = build_runner(Workspace.load(project), audit=False)
     # a project the user has not trusted: its file's clause grants nothing
-    untrusted = SavedNetworkRules.from_policy(
-        load_policy(load_settings(project)), project, distrust_project=False
-    )
+    untrusted = SavedNetworkRules.from_policy(load_policy(load_settings(project)), project)
     assert untrusted.engine is None
     assert granted_domains(runner.pipeline, install, untrusted) == frozenset()
     from codingcode.trust import TrustStore
 
     TrustStore().trust(project)
+    distrusting = Workspace.load(project, trust_project_grants=False)
+    distrusted = SavedNetworkRules.from_policy(load_policy(distrusting.settings), project)
+    assert distrusted.engine is None  # the session's own distrust (--no-project-grants) too
     policy = load_policy(load_settings(project))
-    distrusted = SavedNetworkRules.from_policy(policy, project, distrust_project=True)
-    assert distrusted.engine is None  # the session's own distrust (--no-trust) too
-    trusted = SavedNetworkRules.from_policy(policy, project, distrust_project=False)
+    trusted = SavedNetworkRules.from_policy(policy, project)
     assert granted_domains(runner.pipeline, install, trusted) == {
         "registry.npmjs.org",
         "registry.yarnpkg.com",

@@ -168,7 +168,7 @@ def test_untrusted_project_grants_are_dropped_restrictions_kept(project: Path) -
             }
         },
     )
-    policy = load_policy(load_settings(project)).without_untrusted_grants(distrust_project=True)
+    policy = load_policy(load_settings(project)).without_untrusted_grants()  # not trusted
     assert [r.text for r in policy.rules] == ["execute_command(rm *)"]
     assert policy.default_mode is None
 

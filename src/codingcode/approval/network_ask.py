@@ -371,12 +371,10 @@ class SavedNetworkRules:
     engine: RuleEngine | None = None
 
     @classmethod
-    def from_policy(
-        cls, policy: Any, project: Path, *, distrust_project: bool
-    ) -> SavedNetworkRules:
+    def from_policy(cls, policy: Any, project: Path) -> SavedNetworkRules:
         from codingcode.approval.rules import RuleEngine
 
-        trusted = policy.without_untrusted_grants(distrust_project=distrust_project)
+        trusted = policy.without_untrusted_grants()
         rules = [r for r in trusted.rules if r.action == "allow" and r.domains]
         return cls(RuleEngine(rules, project) if rules else None)
 

@@ -24,6 +24,7 @@ from codingcode.config import (
     ignore_local_settings,
 )
 from codingcode.hooks.pre_tool_use import (
+    CommandHook,
     HookBus,
     PreToolUseHooks,
     load_command_hooks,
@@ -49,6 +50,7 @@ def build_pipeline(
     assume_trusted: bool = False,
     declared: Lookup = builtin_declaration,
     sandbox: SandboxService | None = None,
+    hooks: list[CommandHook] | None = None,
 ) -> tuple[ApprovalPipeline, str, list[str]]:
     """The pipeline for the workspace's project, the mode it runs in, and the project grants
     ignored (``workspace``: the session's settings and trust, read once by the front end).
@@ -56,7 +58,7 @@ def build_pipeline(
     built-ins), which decides what each rule's SPEC means. ``record``: where each layer's
     result is written (the runner's audit log; None: nowhere). ``sandbox``: the session's
     sandbox, which ``approvals.autoAllowSandboxed`` asks (None: the workspace's, built on
-    first use).
+    first use). ``hooks``: the settings' command hooks, when the caller has read them.
 
     ``assume_trusted`` (for ``check``'s comparison) applies untrusted allow rules and modes
     as if trusted, but still never runs an untrusted hook: a dry run executes no one's code.
@@ -66,12 +68,11 @@ def build_pipeline(
     # Rules made in code for this session (``--allowed-tools`` / ``--disallowed-tools``): in
     # no settings file, so the re-read after an always/never answer must keep them.
     session_rules = [r for r in policy.rules if r.scope is None]
-    all_hooks = load_command_hooks(settings)
-    distrust = not workspace.trust_project_grants  # the session's trust decision
-    ignored = policy.ignored_grants(distrust_project=distrust)
+    all_hooks = load_command_hooks(settings) if hooks is None else hooks
+    ignored = policy.ignored_grants()
     if not assume_trusted:
-        policy = policy.without_untrusted_grants(distrust_project=distrust)
-    command_hooks = runnable_hooks(all_hooks, distrust_project=distrust)
+        policy = policy.without_untrusted_grants()
+    command_hooks = runnable_hooks(all_hooks)
     ignored += [f"hook {h.command}" for h in all_hooks if h not in command_hooks]
     effective = mode or policy.default_mode or "default"
     if effective not in PERMISSION_MODES:
@@ -80,7 +81,7 @@ def build_pipeline(
         )
     engine = RuleEngine(policy.rules, project, declared)
     bus = bus or HookBus()
-    hooks = PreToolUseHooks(command_hooks, bus)
+    pre_hooks = PreToolUseHooks(command_hooks, bus)
     state = {"engine": engine}
 
     def persist(action: str, text: str, scope: str = "local") -> None:
@@ -102,7 +103,7 @@ def build_pipeline(
             ignore_local_settings(path)  # personal answers stay out of git
         fresh = load_policy(workspace.reload().settings)
         fresh.rules.extend(session_rules)
-        fresh = fresh.without_untrusted_grants(distrust_project=distrust)
+        fresh = fresh.without_untrusted_grants()
         state["engine"] = RuleEngine(fresh.rules, project, declared)  # from the next call on
 
     def session_engine(texts: list[str]) -> RuleEngine:
@@ -115,19 +116,19 @@ def build_pipeline(
         except RuleSyntaxError as exc:
             raise ValueError(str(exc)) from None
 
+    approvals = approvals_settings(settings)
     pipeline = ApprovalPipeline(
         lambda call: state["engine"].evaluate(call),
         suggest=lambda call: suggest_grant(call, state["engine"]),
-        pre_hooks=hooks if hooks else None,
+        pre_hooks=pre_hooks if pre_hooks else None,
         confirmer=confirmer,
         validate=validate,
         persist=persist,
         record=record,
-        read_only=read_only_command(project, approvals_settings(settings, distrust)),
+        read_only=read_only_command(project, approvals),
         precheck=precheck_edit,
     )
     pipeline.make_engine = session_engine
-    approvals = approvals_settings(settings, distrust)
     if approvals.get("autoAllowSandboxed") is True:
         if sandbox is None:
             from codingcode.sandbox.service import SandboxService
@@ -182,13 +183,11 @@ def sandbox_fully_contains(service: SandboxService) -> bool:
         return False
 
 
-def approvals_settings(settings: Settings, distrust_project: bool) -> dict[str, Any]:
+def approvals_settings(settings: Settings) -> dict[str, Any]:
     """The ``approvals`` section: user settings always, a project's only once trusted
     (what it holds grants: more commands unasked)."""
     merged: dict[str, Any] = {}
-    for _, value, applies in granting_sources(
-        settings, "approvals", distrust_project=distrust_project
-    ):
+    for _, value, applies in granting_sources(settings, "approvals"):
         if not isinstance(value, dict) or not applies:
             continue
         for key, v in value.items():

@@ -17,7 +17,7 @@ def hook_rows(project: Path) -> list[dict[str, Any]]:
     from codingcode.hooks.pre_tool_use import load_command_hooks, runnable_hooks
 
     hooks = load_command_hooks(load_settings(project))
-    runs = runnable_hooks(hooks, distrust_project=False)
+    runs = runnable_hooks(hooks)
     return [
         {
             "event": h.event,

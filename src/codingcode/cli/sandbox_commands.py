@@ -57,7 +57,7 @@ def _auto_allow(service: SandboxService, settings: Settings) -> str:
     """The ``approvals.autoAllowSandboxed`` setting, and whether it applies here."""
     from codingcode.approval.setup import approvals_settings, sandbox_fully_contains
 
-    if approvals_settings(settings, False).get("autoAllowSandboxed") is not True:
+    if approvals_settings(settings).get("autoAllowSandboxed") is not True:
         return "off (approvals.autoAllowSandboxed)"
     if sandbox_fully_contains(service):
         return "on: commands the sandbox fully contains run unasked"

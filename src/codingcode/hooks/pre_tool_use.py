@@ -384,9 +384,9 @@ def _valid_part(entries: Any, event: str, path: Path, settings: Settings) -> lis
     return kept
 
 
-def runnable_hooks(hooks: list[CommandHook], *, distrust_project: bool) -> list[CommandHook]:
+def runnable_hooks(hooks: list[CommandHook]) -> list[CommandHook]:
     """The hooks that may run: the user's always, a project's only once trusted."""
-    return [h for h in hooks if grants_apply(h.scope, h.trusted, distrust_project=distrust_project)]
+    return [h for h in hooks if grants_apply(h.scope, h.trusted)]
 
 
 # -- the bus -------------------------------------------------------------------------------

@@ -144,16 +144,10 @@ class SandboxService:
     def for_workspace(
         cls, workspace: Workspace, *, deny_read: Sequence[MaskSpec] = ()
     ) -> SandboxService:
-        """From the session's settings files; a workspace that does not trust the project's
-        grants treats every project file as untrusted (its widening entries are ignored,
-        its restrictions still apply). ``deny_read``: more masks from the front end (the
-        user's deny rules on paths)."""
-        settings = workspace.settings
-        if not workspace.trust_project_grants:
-            from codingcode.workspace import distrusted
-
-            settings = distrusted(settings)
-        policy, ignored = load_policy_with_ignored(workspace.root, settings)
+        """From the session's settings files: an untrusted project file's widening entries
+        are ignored, its restrictions still apply. ``deny_read``: more masks from the front
+        end (the user's deny rules on paths)."""
+        policy, ignored = load_policy_with_ignored(workspace.root, workspace.settings)
         if deny_read:
             policy = with_deny_read(policy, list(deny_read))
         return cls(policy, bwrap=find_bwrap(), ignored=ignored)

@@ -65,24 +65,19 @@ class Policy:
     default_mode_scope: Scope | None = None
     default_mode_trusted: bool = True
 
-    def without_untrusted_grants(self, *, distrust_project: bool = False) -> Policy:
+    def without_untrusted_grants(self) -> Policy:
         """Drop what untrusted project files *grant* (allow rules, a looser mode).
 
         Deny and ask rules always stay: a project may always restrict (DESIGN "Trust").
-        ``distrust_project`` treats every project and local file as untrusted.
         """
-
-        def granted(trusted: bool, scope: Scope | None) -> bool:
-            return grants_apply(scope, trusted, distrust_project=distrust_project)
-
-        kept = [r for r in self.rules if r.action != "allow" or granted(r.trusted, r.scope)]
+        kept = [r for r in self.rules if r.action != "allow" or grants_apply(r.scope, r.trusted)]
         mode, scope, trusted = self.default_mode, self.default_mode_scope, self.default_mode_trusted
-        if mode in ("bypass", "acceptEdits") and not granted(trusted, scope):
+        if mode in ("bypass", "acceptEdits") and not grants_apply(scope, trusted):
             mode, scope = None, None
         return Policy(kept, mode, scope)
 
-    def ignored_grants(self, *, distrust_project: bool = False) -> list[str]:
-        kept = self.without_untrusted_grants(distrust_project=distrust_project)
+    def ignored_grants(self) -> list[str]:
+        kept = self.without_untrusted_grants()
         kept_ids = {id(r) for r in kept.rules}  # identity: linear in the number of rules
         ignored = list(
             dict.fromkeys(f"allow rule {r.shown}" for r in self.rules if id(r) not in kept_ids)
