@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -107,6 +107,8 @@ class SandboxEntry:
     path: Path
     #: Whether the file's grants may apply (see ``SettingsFile.trusted``).
     trusted: bool = True
+    #: A ``credentials`` entry's credential (``value`` is its label).
+    credential: CredentialSpec | None = None
 
     def describe(self) -> str:
         return f"sandbox.{self.field} = {self.value!r} ({self.scope.value} settings {self.path})"
@@ -179,11 +181,12 @@ def parse_file(file: SettingsFile) -> list[SandboxEntry]:
     entries += _network_entries(file, parsed.network)
     if parsed.credentials is not None:
         try:
-            pairs = parse_credentials(parsed.credentials)
+            specs, presets = parse_credentials(parsed.credentials)
         except CredentialSettingsError as exc:
             raise SettingsError(f"Settings file {file.path}: {exc}.") from None
-        for name, value in pairs:
-            entries.append(SandboxEntry(name, value, file.scope, file.path, file.trusted))
+        where = (file.scope, file.path, file.trusted)
+        entries += [SandboxEntry("credentials", s.label, *where, credential=s) for s in specs]
+        entries += [SandboxEntry("credentials.presets", name, *where) for name in presets]
     for name in ("writable_roots", "masked_paths", "denyRead", "keep_env"):
         for value in getattr(parsed, name):
             what = "name" if name == "keep_env" else "path"
@@ -326,9 +329,9 @@ def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPo
             allow_local = entry.value == "true"
         elif entry.field == "network.tlsTerminate":
             tls_terminate = entry.value == "true"
-        elif entry.field == "credentials":
+        elif entry.credential is not None:
             origin = f"sandbox.credentials in {entry.scope.value} settings {entry.path}"
-            credentials.append(CredentialSpec.from_json(entry.value, origin))
+            credentials.append(replace(entry.credential, origin=origin))
         elif entry.field == "credentials.presets":
             presets.append(entry.value)
         elif entry.field == "denyRead":
@@ -362,8 +365,6 @@ def policy_from_entries(project: Path, entries: list[SandboxEntry]) -> SandboxPo
 
 def with_deny_read(policy: SandboxPolicy, specs: list[MaskSpec]) -> SandboxPolicy:
     """``policy`` also masking ``specs`` (the front end's deny rules on paths)."""
-    from dataclasses import replace
-
     return replace(policy, deny_read=tuple(dict.fromkeys([*policy.deny_read, *specs])))
 
 
@@ -439,8 +440,7 @@ def _walk(
             found = Widening(entry, "lets commands reach local and private addresses")
         elif entry.field == "credentials.presets":
             found = Widening(entry, f"sends the {entry.value!r} credentials' real values")
-        elif entry.field == "credentials":
-            spec = CredentialSpec.from_json(entry.value, "")
+        elif (spec := entry.credential) is not None:
             if spec.mode == "mask" and spec.inject_hosts:
                 found = Widening(
                     entry,

@@ -20,7 +20,6 @@ keys (``allowPlaintextInject``, ``awsPairs``, ``sigv4``) are accepted and ignore
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -75,17 +74,6 @@ class CredentialSpec:
     def label(self) -> str:
         """How messages name it: the variable's name, or the file's path as written."""
         return self.source
-
-    def to_json(self) -> str:
-        return json.dumps(
-            {"kind": self.kind, "source": self.source, "mode": self.mode,
-             "injectHosts": list(self.inject_hosts)}
-        )  # fmt: skip
-
-    @classmethod
-    def from_json(cls, text: str, origin: str) -> CredentialSpec:
-        raw = json.loads(text)
-        return cls(raw["kind"], raw["source"], raw["mode"], tuple(raw["injectHosts"]), origin)
 
 
 @dataclass(frozen=True)
@@ -179,9 +167,9 @@ class CredentialSettingsError(ValueError):
     """One clear line naming the entry that is wrong."""
 
 
-def parse_credentials(raw: Any) -> list[tuple[str, str]]:
-    """``(field, value)`` pairs of one file's ``sandbox.credentials``: ``credentials`` with a
-    :meth:`CredentialSpec.to_json` value, ``credentials.presets`` with a preset's name."""
+def parse_credentials(raw: Any) -> tuple[list[CredentialSpec], list[str]]:
+    """One file's ``sandbox.credentials``: its entries, and the ready-made entries (presets)
+    it switches on, by name."""
     if not isinstance(raw, dict):
         raise CredentialSettingsError(
             "sandbox.credentials must be an object such as "
@@ -192,13 +180,13 @@ def parse_credentials(raw: Any) -> list[tuple[str, str]]:
         parsed = CredentialsSettings.model_validate(raw)
     except ValidationError as exc:
         raise CredentialSettingsError("; ".join(_describe(e) for e in exc.errors())) from None
-    out: list[tuple[str, str]] = []
+    specs: list[CredentialSpec] = []
     for i, f in enumerate(parsed.files):
         where = f"sandbox.credentials.files[{i}]"
         if not f.path.strip() or "\0" in f.path:
             raise CredentialSettingsError(f"{where}.path must be a path, got {f.path!r}")
         hosts = _hosts(where, f.injectHosts, f.mode)
-        out.append(("credentials", CredentialSpec("file", f.path.strip(), f.mode, hosts).to_json()))
+        specs.append(CredentialSpec("file", f.path.strip(), f.mode, hosts))
     for i, e in enumerate(parsed.envVars):
         where = f"sandbox.credentials.envVars[{i}]"
         if not e.name or not e.name.replace("_", "a").isalnum() or e.name[0].isdigit():
@@ -206,15 +194,14 @@ def parse_credentials(raw: Any) -> list[tuple[str, str]]:
                 f"{where}.name must be an environment variable's name, got {e.name!r}"
             )
         hosts = _hosts(where, e.injectHosts, e.mode)
-        out.append(("credentials", CredentialSpec("env", e.name, e.mode, hosts).to_json()))
+        specs.append(CredentialSpec("env", e.name, e.mode, hosts))
     for name in parsed.presets:
         if name not in PRESETS:
             raise CredentialSettingsError(
                 f"sandbox.credentials.presets names {name!r}, which is not a ready-made entry "
                 f"(known: {', '.join(PRESETS)})"
             )
-        out.append(("credentials.presets", name))
-    return out
+    return specs, parsed.presets
 
 
 def _hosts(where: str, hosts: list[str], mode: str) -> tuple[str, ...]:
