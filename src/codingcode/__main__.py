@@ -22,8 +22,10 @@ def main() -> None:
         from codingcode.cli.fast import run_fast
 
         run_fast(sys.argv[1:])
-        gc.enable()
         from codingcode.cli import run
+        from codingcode.cli.common import resume_gc
+
+        resume_gc()
 
         run()
     except KeyboardInterrupt:  # Ctrl-C before the command's own handling (imports, start-up)

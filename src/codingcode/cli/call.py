@@ -3,10 +3,9 @@ command and the fast path (:mod:`codingcode.cli.fast`) both run :func:`run_tool`
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 
-from codingcode.cli.common import check_mode, echo, parse_args_json, project_dir
+from codingcode.cli.common import check_mode, echo, parse_args_json, project_dir, resume_gc
 
 
 def run_tool(name: str, args_json: str, project: Path | None, mode: str | None) -> None:
@@ -33,7 +32,7 @@ def run_tool(name: str, args_json: str, project: Path | None, mode: str | None) 
         from codingcode.config import untrusted_note
 
         echo(untrusted_note(runner.ignored_grants, root), err=True)
-    gc.enable()  # off while the modules loaded (codingcode.__main__); the call may run long
+    resume_gc()  # the call may run long
     from codingcode.mcp import LIST_TOOL, READ_TOOL
 
     if ":" not in name and name not in (LIST_TOOL, READ_TOOL):

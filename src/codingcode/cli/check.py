@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from codingcode.cli.common import check_mode, echo, parse_args_json, project_dir
+from codingcode.cli.common import check_mode, echo, parse_args_json, project_dir, resume_gc
 
 if TYPE_CHECKING:
     from codingcode.workspace import Workspace
@@ -36,11 +36,10 @@ def run_check(
     if batch:
         if tool is not None:
             fail("--batch reads its calls from stdin; give no TOOL or ARGS_JSON.")
-        import gc
 
         import anyio
 
-        gc.enable()  # off while the modules loaded (codingcode.__main__); a batch may be long
+        resume_gc()  # a batch may be long
         anyio.run(_batch, runner, mode)  # (it prints as it goes: never attempted twice)
         return
     if tool is None or args_json is None:

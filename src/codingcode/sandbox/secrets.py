@@ -30,6 +30,7 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 
 from codingcode.sandbox.etc_scan import ETC as ETC
@@ -38,7 +39,7 @@ from codingcode.sandbox.etc_scan import ETC_RESCAN_S as ETC_RESCAN_S
 from codingcode.sandbox.etc_scan import MAX_ETC_ENTRIES as MAX_ETC_ENTRIES
 from codingcode.sandbox.etc_scan import RootOnlyScan as RootOnlyScan
 from codingcode.sandbox.etc_scan import is_root_only as is_root_only
-from codingcode.sandbox.masks import ENV_TEMPLATES, MaskSpec
+from codingcode.sandbox.masks import ENV_TEMPLATES, MaskSpec, ReadGuard, glob_regex
 
 #: The pattern that stands for "the root-only files under /etc" in the table.
 ROOT_ONLY = "/etc (root-only)"
@@ -224,17 +225,24 @@ class SecretMatcher:
         state_dir: Path | None = None,
         for_tools: bool = False,
     ) -> None:
-        from codingcode.sandbox.masks import ReadGuard, glob_regex
-
-        self.guard = ReadGuard([s for s in specs if not s.scan], project, homes)
-        #: One pass says whether any pattern matches (most paths match none); each
-        #: pattern's own regex is compiled when one does (``guard._compiled``).
-        self.any = re.compile("|".join(f"(?:{text})" for text, _ in self.guard.patterns) or "(?!)")
+        self._specs, self._project, self._homes = specs, project, homes
         self.scans = [s for s in specs if s.scan == "root-only"]
         self.readable: list[re.Pattern[str]] = []
         if for_tools and state_dir is not None:
             base = str(state_dir).rstrip("/")
             self.readable = [glob_regex(f"{base}/{g}") for g in STATE_DIR_TOOL_READABLE]
+
+    # The patterns are compiled when the first path is matched: many sessions and every
+    # `codingcode check` of a command naming no path match none.
+    @cached_property
+    def guard(self) -> ReadGuard:
+        return ReadGuard([s for s in self._specs if not s.scan], self._project, self._homes)
+
+    @cached_property
+    def any(self) -> re.Pattern[str]:
+        """One pass says whether any pattern matches (most paths match none); each pattern's
+        own regex is compiled when one does (``guard._compiled``)."""
+        return re.compile("|".join(f"(?:{text})" for text, _ in self.guard.patterns) or "(?!)")
 
     def match(self, path: str, spellings: Sequence[str] = ()) -> MaskSpec | None:
         """``spellings``: the path as written and symlink-resolved, when the caller has them
