@@ -59,7 +59,7 @@ def _permissions(settings: Settings) -> tuple[bool, bool]:
 
 
 def _hooks(settings: Settings) -> tuple[bool, bool]:
-    from codingcode.hooks.pre_tool_use import load_command_hooks, runnable_hooks
+    from codingcode.hooks.settings import load_command_hooks, runnable_hooks
 
     hooks = load_command_hooks(settings)
     return bool(runnable_hooks(hooks)), True  # hooks only grant

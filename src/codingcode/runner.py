@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from codingcode.approval.pipeline import ApprovalPipeline, Decision, ToolCall
     from codingcode.approval.rules import Policy
     from codingcode.checkpoints.recorder import CheckpointRecorder
+    from codingcode.hooks.bus import HookBus
     from codingcode.hooks.lifecycle import LifecycleHooks
-    from codingcode.hooks.pre_tool_use import HookBus
     from codingcode.record.audit import AuditLog
     from codingcode.workspace import Workspace
 
@@ -332,12 +332,8 @@ def build_runner(
     from codingcode.approval.rules import load_policy
     from codingcode.approval.setup import build_pipeline
     from codingcode.config import audit_required
-    from codingcode.hooks.pre_tool_use import (
-        POST_APPROVAL,
-        HookBus,
-        load_command_hooks,
-        runnable_hooks,
-    )
+    from codingcode.hooks.bus import POST_APPROVAL, HookBus
+    from codingcode.hooks.settings import load_command_hooks, runnable_hooks
     from codingcode.tools import declarations
 
     service = service or ToolService.default()
@@ -414,10 +410,11 @@ def build_runner(
     from codingcode.approval.network_ask import SavedNetworkRules
 
     runner.network_rules = SavedNetworkRules.from_policy(policy, project)
-    from codingcode.hooks.lifecycle import LifecycleHooks, permission_layer
+    runnable = runnable_hooks(command_hooks)
+    if bus.hooks or any(h.event != "PreToolUse" for h in runnable):
+        from codingcode.hooks.lifecycle import LifecycleHooks, permission_layer
 
-    lifecycle = LifecycleHooks(runnable_hooks(command_hooks), bus, project)
-    if lifecycle.hooks or bus.hooks:
+        lifecycle = LifecycleHooks(runnable, bus, project)
         runner.lifecycle = lifecycle
         if lifecycle.has("PermissionRequest"):
             pipeline.permission_hooks = permission_layer(lifecycle)

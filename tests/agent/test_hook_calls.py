@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from codingcode.agent.hook_calls import wait_for_user
+from codingcode.hooks.bus import HookBus
 from codingcode.hooks.lifecycle import HookEvent, LifecycleHooks
-from codingcode.hooks.pre_tool_use import HookBus
 
 pytestmark = pytest.mark.anyio
 

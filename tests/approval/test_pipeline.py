@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from codingcode.approval.confirm import Answer, ScriptedConfirmer
 from codingcode.approval.pipeline import ToolCall
 from codingcode.errors import DeniedError
-from codingcode.hooks.pre_tool_use import HookAnswer, HookBus
+from codingcode.hooks.bus import HookAnswer, HookBus
 from codingcode.record.audit import AuditLog
 from codingcode.runner import build_runner
 from codingcode.workspace import Workspace

@@ -45,6 +45,9 @@ HEAVY = (
     "codingcode.mcp_server",
     "codingcode.tui.app",
     "codingcode.checkpoints",
+    # the hooks that run (the project has none): only the hooks section is read
+    "codingcode.hooks.pre_tool_use",
+    "codingcode.hooks.lifecycle",
     "codingcode.sandbox.network.proxy",
     "codingcode.sandbox.network.runtime",
     # the other front ends' and commands' modules

@@ -11,7 +11,7 @@ import pytest
 
 from codingcode.config import Scope
 from codingcode.hooks.lifecycle import LifecycleHooks
-from codingcode.hooks.pre_tool_use import CommandHook
+from codingcode.hooks.settings import CommandHook
 
 pytestmark = pytest.mark.anyio
 

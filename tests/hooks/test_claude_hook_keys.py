@@ -14,11 +14,8 @@ import pytest
 
 from codingcode.approval.pipeline import HOOK, ToolCall
 from codingcode.config import Scope, Settings, SettingsFile, user_config_dir
-from codingcode.hooks.pre_tool_use import (
-    INACTIVE_EVENTS,
-    PreToolUseHooks,
-    load_command_hooks,
-)
+from codingcode.hooks.pre_tool_use import PreToolUseHooks
+from codingcode.hooks.settings import INACTIVE_EVENTS, load_command_hooks
 from codingcode.runner import build_runner
 from codingcode.workspace import Workspace
 from tests.conftest import run_cli

@@ -12,7 +12,8 @@ import pytest
 
 from codingcode.approval.pipeline import ToolCall
 from codingcode.config import Scope, SettingsError, load_settings
-from codingcode.hooks.pre_tool_use import CommandHook, load_command_hooks, run_command_hook
+from codingcode.hooks.pre_tool_use import run_command_hook
+from codingcode.hooks.settings import CommandHook, load_command_hooks
 from codingcode.runner import build_runner
 from codingcode.workspace import Workspace
 

@@ -10,10 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codingcode.approval.pipeline import ToolCall
+from codingcode.hooks.bus import HookAnswer, HookBus
 from codingcode.hooks.lifecycle import HookEvent, LifecycleHooks, post_tool_use
 from codingcode.hooks.pre_tool_use import (
-    HookAnswer,
-    HookBus,
     PreToolUseHooks,
     from_hook_input,
     hook_input,

@@ -12,8 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codingcode.errors import AgentError
+from codingcode.hooks.bus import HookBus
 from codingcode.hooks.lifecycle import HookEvent
-from codingcode.hooks.pre_tool_use import HookBus, matcher_matches
+from codingcode.hooks.settings import matcher_matches
 from codingcode.runner import build_runner
 from codingcode.workspace import Workspace
 

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from codingcode.approval.pipeline import ToolCall
 from codingcode.config import Scope
 from codingcode.errors import AgentError
+from codingcode.hooks.bus import HookBus
 from codingcode.hooks.lifecycle import HookEvent, LifecycleHooks, post_tool_use
-from codingcode.hooks.pre_tool_use import CommandHook, HookBus, matcher_matches
+from codingcode.hooks.settings import CommandHook, matcher_matches
 
 pytestmark = pytest.mark.anyio
 

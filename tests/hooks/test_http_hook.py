@@ -18,14 +18,10 @@ import pytest
 
 from codingcode.approval.pipeline import ToolCall
 from codingcode.config import load_settings
+from codingcode.hooks.bus import HookBus
 from codingcode.hooks.http_hook import HookNetwork, expand_headers, post_event
-from codingcode.hooks.pre_tool_use import (
-    HOOK_STATUS,
-    CommandHook,
-    HookBus,
-    load_command_hooks,
-    run_command_hook,
-)
+from codingcode.hooks.pre_tool_use import HOOK_STATUS, run_command_hook
+from codingcode.hooks.settings import CommandHook, load_command_hooks
 from codingcode.sandbox.network.domains import DomainPolicy
 
 pytestmark = pytest.mark.anyio

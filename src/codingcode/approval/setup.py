@@ -23,13 +23,8 @@ from codingcode.config import (
     granting_sources,
     ignore_local_settings,
 )
-from codingcode.hooks.pre_tool_use import (
-    CommandHook,
-    HookBus,
-    PreToolUseHooks,
-    load_command_hooks,
-    runnable_hooks,
-)
+from codingcode.hooks.bus import HookBus
+from codingcode.hooks.settings import CommandHook, load_command_hooks, runnable_hooks
 from codingcode.modes import PERMISSION_MODES
 from codingcode.tools.declarations import Lookup, builtin_declaration
 
@@ -81,7 +76,11 @@ def build_pipeline(
         )
     engine = RuleEngine(policy.rules, project, declared)
     bus = bus or HookBus()
-    pre_hooks = PreToolUseHooks(command_hooks, bus)
+    pre_hooks = None  # (the hook layer's module loads only where there are hooks)
+    if bus.pre_tool_use or any(h.event == "PreToolUse" for h in command_hooks):
+        from codingcode.hooks.pre_tool_use import PreToolUseHooks
+
+        pre_hooks = PreToolUseHooks(command_hooks, bus)
     state = {"engine": engine}
 
     def persist(action: str, text: str, scope: str = "local") -> None:
@@ -120,7 +119,7 @@ def build_pipeline(
     pipeline = ApprovalPipeline(
         lambda call: state["engine"].evaluate(call),
         suggest=lambda call: suggest_grant(call, state["engine"]),
-        pre_hooks=pre_hooks if pre_hooks else None,
+        pre_hooks=pre_hooks,
         confirmer=confirmer,
         validate=validate,
         persist=persist,

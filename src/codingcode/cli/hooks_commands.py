@@ -14,7 +14,7 @@ from codingcode.cli.tool_commands import ProjectOption, project_dir
 def hook_rows(project: Path) -> list[dict[str, Any]]:
     """One row per command hook in the settings, with whether it runs here."""
     from codingcode.config import load_settings
-    from codingcode.hooks.pre_tool_use import load_command_hooks, runnable_hooks
+    from codingcode.hooks.settings import load_command_hooks, runnable_hooks
 
     hooks = load_command_hooks(load_settings(project))
     runs = runnable_hooks(hooks)

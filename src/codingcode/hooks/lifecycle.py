@@ -28,14 +28,9 @@ import anyio
 from codingcode.approval.confirm import Answer, Confirmer, ConfirmRequest, Reply
 from codingcode.approval.pipeline import PERMISSION_HOOK, LayerResult, PermissionHooks, ToolCall
 from codingcode.errors import AgentError, ErrorKind
-from codingcode.hooks.pre_tool_use import (
-    CommandHook,
-    HookBus,
-    hook_tool_input,
-    if_matches,
-    matcher_matches,
-    run_hook,
-)
+from codingcode.hooks.bus import HookBus
+from codingcode.hooks.pre_tool_use import hook_tool_input, if_matches, run_hook
+from codingcode.hooks.settings import CommandHook, matcher_matches
 
 #: Events whose exit code 2 / ``decision: block`` means something (the rest only report).
 BLOCKING = frozenset({"PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop"})
