@@ -72,9 +72,9 @@ def _approvals(settings: Settings) -> tuple[bool, bool]:
 
 
 def _sandbox(settings: Settings) -> tuple[bool, bool]:
-    from codingcode.sandbox.policy import load_policy
+    from codingcode.sandbox.policy import load_sandbox_policy
 
-    policy = load_policy(settings.project, settings)
+    policy = load_sandbox_policy(settings.project, settings)
     home_private = Path("~/private").expanduser()
     return Path("/opt/cache") in policy.writable_roots, home_private in policy.masked_paths
 

@@ -10,8 +10,8 @@ from codingcode.sandbox.policy import (
     BackendChoice,
     Network,
     SandboxMode,
-    load_policy,
     load_policy_with_ignored,
+    load_sandbox_policy,
     policy_from_entries,
     sandbox_entries,
     widening_entries,
@@ -29,7 +29,7 @@ def settings_of(project: Path, *files: tuple[Scope, dict, bool]) -> Settings:
 
 
 def test_defaults(project: Path) -> None:
-    policy = load_policy(project, Settings(project=project))
+    policy = load_sandbox_policy(project, Settings(project=project))
     assert policy.mode is SandboxMode.WORKSPACE_WRITE
     assert policy.backend is BackendChoice.AUTO
     assert policy.network is Network.NONE
@@ -43,7 +43,7 @@ def test_later_files_override_and_lists_join(project: Path, tmp_path: Path) -> N
         (Scope.USER, {"network": "allow", "writable_roots": [str(tmp_path / "a")]}, True),
         (Scope.LOCAL, {"network": "none", "writable_roots": ["b"], "masked_paths": ["~/x"]}, True),
     )
-    policy = load_policy(project, settings)
+    policy = load_sandbox_policy(project, settings)
     assert policy.network is Network.NONE
     assert policy.writable_roots == (tmp_path / "a", project / "b")
     assert policy.masked_paths == (Path.home().resolve() / "x",)
@@ -57,7 +57,7 @@ def test_real_settings_files(
     (project / ".codingcode" / "settings.local.json").write_text(
         json.dumps({"sandbox": {"mode": "read-only"}})
     )
-    assert load_policy(project, load_settings(project)).mode is SandboxMode.READ_ONLY
+    assert load_sandbox_policy(project, load_settings(project)).mode is SandboxMode.READ_ONLY
 
 
 @pytest.mark.parametrize(
@@ -200,6 +200,6 @@ def test_deny_read_joins_every_file_and_applies_untrusted(project: Path) -> None
 def test_bad_deny_read_names_the_file_and_field(project: Path, bad: dict) -> None:
     settings = settings_of(project, (Scope.USER, bad, True))
     with pytest.raises(SettingsError) as exc:
-        load_policy(project, settings)
+        load_sandbox_policy(project, settings)
     assert "user.json" in str(exc.value)
     assert "denyRead" in str(exc.value) or "denyread" in str(exc.value)

@@ -91,7 +91,7 @@ def hook_network(settings: Settings) -> HookNetwork:
     ``allowedHttpHookUrls`` of every file (a restriction: it applies from a project file the
     user has not trusted too)."""
     from codingcode.config import SettingsError
-    from codingcode.sandbox.policy import Network, load_policy
+    from codingcode.sandbox.policy import Network, load_sandbox_policy
 
     patterns: list[str] | None = None
     for f, value in settings.sources(URLS_KEY):
@@ -99,7 +99,7 @@ def hook_network(settings: Settings) -> HookNetwork:
             return HookNetwork(broken=f"{URLS_KEY} in {f.path} is not a list of URL patterns")
         patterns = [*(patterns or []), *value]
     try:
-        policy = load_policy(settings.project, settings)
+        policy = load_sandbox_policy(settings.project, settings)
     except SettingsError as exc:
         return HookNetwork(broken=f"the sandbox settings cannot be read ({exc.message})")
     return HookNetwork(

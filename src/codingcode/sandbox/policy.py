@@ -368,7 +368,7 @@ def with_deny_read(policy: SandboxPolicy, specs: list[MaskSpec]) -> SandboxPolic
     return replace(policy, deny_read=tuple(dict.fromkeys([*policy.deny_read, *specs])))
 
 
-def load_policy(project: Path, settings: Settings) -> SandboxPolicy:
+def load_sandbox_policy(project: Path, settings: Settings) -> SandboxPolicy:
     """The policy of ``project``: every entry, except what an untrusted file would widen."""
     return load_policy_with_ignored(project, settings)[0]
 

@@ -77,9 +77,9 @@ def _is_ip(text: str) -> bool:
 
 def network_gate(workspace: Workspace, capabilities: CapabilitySet | None) -> NetworkGate | None:
     """The gate for one fetch_url call (None: the sandbox settings restrict nothing here)."""
-    from codingcode.sandbox.policy import Network, load_policy
+    from codingcode.sandbox.policy import Network, load_sandbox_policy
 
-    policy = load_policy(workspace.root, workspace.settings)
+    policy = load_sandbox_policy(workspace.root, workspace.settings)
     domains = policy.domains
     if capabilities is not None and capabilities.domains:
         domains = domains.with_grants(sorted(capabilities.domains))
