@@ -423,8 +423,8 @@ def build_runner(
 
             pipeline.confirmer = NotifyingConfirmer(pipeline.confirmer, lifecycle)
     runner.launcher = launcher
-    masks = getattr(launcher, "policy", None)
-    if pipeline is not None and masks is not None:
+    sandbox_policy: Any = getattr(launcher, "policy", None)  # (a launcher that contains)
+    if sandbox_policy is not None:
         # What the sandbox masks, for approval: never auto-allowed as "read-only", never
         # read by a tool outside the sandbox without an explicit grant (issue 26).
         import os
@@ -435,7 +435,7 @@ def build_runner(
         from codingcode.sandbox.secrets import SecretMatcher, state_dir_mask
 
         homes = home_dirs(os.environ)
-        specs = mask_specs(masks)
+        specs = mask_specs(sandbox_policy)
         specs = [*specs, *relocated_specs(specs, os.environ, homes)]
         state = state_dir_mask()
         pipeline.masked = masked_names(
@@ -450,13 +450,12 @@ def build_runner(
             ),
             SecretMatcher(specs, project, homes),
         )
-    launcher_policy: Any = getattr(launcher, "policy", None)
-    if getattr(launcher_policy, "credentials", None):
+    if getattr(sandbox_policy, "credentials", None):
         from codingcode.sandbox.credentials.mounts import describe as describe_credentials
 
         pipeline.credentials = tuple(
             describe_credentials(
-                launcher_policy.credentials, tls_terminate=launcher_policy.tls_terminate
+                sandbox_policy.credentials, tls_terminate=sandbox_policy.tls_terminate
             )
         )
     if checkpoints:
