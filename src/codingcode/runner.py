@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 @dataclass
 class ToolRunner:
     service: ToolService
-    project_path: Path
     mode: str = "default"
     session_id: str = "default"
     launcher: Any = None
@@ -58,6 +57,11 @@ class ToolRunner:
     #: The saved allow rules with a network(...) clause (issue 16; set by build_runner).
     network_rules: SavedNetworkRules | None = None
     _turn: int = field(default=0, init=False)
+
+    @property
+    def project_path(self) -> Path:
+        """The project's root (the workspace's)."""
+        return self.workspace.root
 
     def context(self, **overrides: Any) -> ToolExecCtx:
         values: dict[str, Any] = {
@@ -398,7 +402,6 @@ def build_runner(
     ]
     runner = ToolRunner(
         service,
-        project,
         mode=effective_mode,
         session_id=session_id,
         pipeline=pipeline,

@@ -166,7 +166,7 @@ def test_follows_service_changes() -> None:
 async def test_tool_search_runs_through_the_runner(tmp_path) -> None:
     service = _service()
     r = create_session_tool_resolver(service)
-    runner = ToolRunner(service, tmp_path, workspace=Workspace.load(tmp_path))
+    runner = ToolRunner(service, workspace=Workspace.load(tmp_path))
     text = await runner.run("tool_search", {"query": "commits"})
     assert "github:list_commits" in text
     assert r.is_callable("github:list_commits")
