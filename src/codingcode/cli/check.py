@@ -141,16 +141,21 @@ def _capabilities(runner: Any, tool: str, decision: Any) -> dict[str, Any]:
     if declared is not None and declared.runs_commands and policy is not None:
         from codingcode.sandbox.backends import call_view, mask_resolver
 
-        resolver = mask_resolver(policy)
-        env = dict(os.environ)
-        view = call_view(resolver, env, caps)
-        shown = [*view.exposed, *(x for inner in view.hollow.values() for x in inner)]
-        out["exposes"] = [
-            {"path": str(p), "access": "read-write" if w else "read-only"} for p, w in shown
-        ]
-        out["not_exposed"] = _not_exposed(
-            call_view(resolver, env, named), {p for p, _ in shown}, withheld, decision.decision
-        )
+        out["exposes"], out["not_exposed"] = [], []
+        # The masks are resolved (globs, the /etc scan) only for a call that names a path:
+        # one that names none exposes none.
+        if withheld or _names_a_path(caps) or _names_a_path(named):
+            resolver = mask_resolver(policy)
+            env = dict(os.environ)
+            view = call_view(resolver, env, caps)
+            shown = [*view.exposed, *(x for inner in view.hollow.values() for x in inner)]
+            out["exposes"] = [
+                {"path": str(p), "access": "read-write" if w else "read-only"} for p, w in shown
+            ]
+            everything = call_view(resolver, env, named)
+            out["not_exposed"] = _not_exposed(
+                everything, {p for p, _ in shown}, withheld, decision.decision
+            )
         masked = getattr(runner.pipeline, "masked", None)
         for path in masked(call, True) if masked is not None else {}:
             if not os.path.lexists(path):  # named, masked by pattern, not there (yet)
@@ -167,6 +172,10 @@ def _capabilities(runner: Any, tool: str, decision: Any) -> dict[str, Any]:
             # Placeholders, never values: what each masked credential is for this call.
             out["credentials"] = describe(policy.credentials, tls_terminate=policy.tls_terminate)
     return out
+
+
+def _names_a_path(capabilities: Any) -> bool:
+    return bool(capabilities.read_paths or capabilities.write_paths)
 
 
 def _not_exposed(
