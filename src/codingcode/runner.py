@@ -429,30 +429,10 @@ def build_runner(
     sandbox_policy: Any = getattr(launcher, "policy", None)  # (a launcher that contains)
     if sandbox_policy is not None:
         # What the sandbox masks, for approval: never auto-allowed as "read-only", never
-        # read by a tool outside the sandbox without an explicit grant (issue 26).
-        import os
+        # read by a tool outside the sandbox without an explicit grant.
+        from codingcode.approval.capabilities import sandbox_masked_names
 
-        from codingcode.approval.capabilities import masked_names
-        from codingcode.sandbox.backends import mask_specs
-        from codingcode.sandbox.masks import home_dirs, relocated_specs
-        from codingcode.sandbox.secrets import SecretMatcher, state_dir_mask
-
-        homes = home_dirs(os.environ)
-        specs = mask_specs(sandbox_policy)
-        specs = [*specs, *relocated_specs(specs, os.environ, homes)]
-        state = state_dir_mask()
-        pipeline.masked = masked_names(
-            # the file tools: the secret classes (their denyRead and deny-rule paths are
-            # refused outright: codingcode.sandbox.masks.ReadGuard)
-            SecretMatcher(
-                [s for s in specs if s.secret_class],
-                project,
-                homes,
-                state_dir=state,
-                for_tools=True,
-            ),
-            SecretMatcher(specs, project, homes),
-        )
+        pipeline.masked = sandbox_masked_names(sandbox_policy, project)
     if getattr(sandbox_policy, "credentials", None):
         from codingcode.sandbox.credentials.mounts import describe as describe_credentials
 

@@ -40,6 +40,7 @@ from codingcode.tools.declarations import Lookup, builtin_declaration
 if TYPE_CHECKING:
     from codingcode.approval.call import LayerResult, ToolCall
     from codingcode.approval.rules import Rule
+    from codingcode.sandbox.policy import SandboxPolicy
 
 #: Redirections that write their target.
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", "1>", "2>", "1>>", "2>>"})
@@ -174,6 +175,26 @@ def rule_literal_paths(rule: str, call: ToolCall) -> frozenset[Path]:
         for base in bases:
             out.add(Path(lexical(word, base)))
     return frozenset(out)
+
+
+def sandbox_masked_names(
+    policy: SandboxPolicy, project: Path
+) -> Callable[[ToolCall, bool], dict[Path, str]]:
+    """:func:`masked_names` for what the sandbox masks under ``policy``: the file tools go
+    by the secret classes (their denyRead and deny-rule paths are refused outright:
+    :class:`codingcode.sandbox.masks.ReadGuard`), the commands by every mask."""
+    from codingcode.sandbox.backends import mask_specs
+    from codingcode.sandbox.masks import home_dirs, relocated_specs
+    from codingcode.sandbox.secrets import state_dir_mask
+
+    homes = home_dirs(os.environ)
+    specs = mask_specs(policy)
+    specs = [*specs, *relocated_specs(specs, os.environ, homes)]
+    classes = [s for s in specs if s.secret_class]
+    return masked_names(
+        SecretMatcher(classes, project, homes, state_dir=state_dir_mask(), for_tools=True),
+        SecretMatcher(specs, project, homes),
+    )
 
 
 def masked_names(
