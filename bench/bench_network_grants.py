@@ -39,7 +39,7 @@ def main() -> None:
         )
         pipeline = runner.pipeline
         assert pipeline is not None
-        saved = SavedNetworkRules.from_policy(policy, project, distrust_project=False)
+        saved = SavedNetworkRules.from_policy(policy, project)
         pipeline.session_grants.domains.extend(f"n{i}.example.org" for i in range(N_NAMES))
         for i in range(N_SESSION):
             pipeline.grant_session(f"execute_command(s{i} install *) network(s{i}.example.net)")

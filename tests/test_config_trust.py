@@ -42,7 +42,7 @@ def _settings(project: Path, section: str, trusted: bool, scope: Scope = Scope.P
 
 
 def _session(settings: Settings, distrust: bool) -> Settings:
-    """The settings as a session's workspace hands them down (``--no-project-grants``: the
+    """The settings as a session's workspace hands them down (``trust_project_grants=False``: the
     session distrusts the project)."""
     from codingcode.trust import TrustStore
     from codingcode.workspace import Workspace

@@ -167,3 +167,49 @@ def test_the_run_command_with_a_slash_command_reads_settings_and_trust_once(
     assert "Explain lib.py in one line." in json.dumps(fake.bodies()[0])
     # Six settings files (three levels, Claude Code's and ours), read once; one trust store.
     assert counts == {"settings_reads": FILES, "trust_stores": 1}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("where", ["build_runner", "build_pipeline"])
+async def test_a_callers_own_policy_grants_nothing_in_a_session_that_distrusts_its_project(
+    where: str, project: Path
+) -> None:
+    """A policy read from the files as they are (the project trusted) and handed to a
+    session that distrusts its project: the project's allow rule and mode grant nothing
+    there, as with the session's own reading; its deny rule still applies."""
+    from codingcode.approval.pipeline import ToolCall
+    from codingcode.approval.rules import load_policy
+    from codingcode.approval.setup import build_pipeline
+
+    settings_dir = project / ".codingcode"
+    settings_dir.mkdir()
+    (settings_dir / "settings.json").write_text(
+        json.dumps(
+            {
+                "permissions": {
+                    "allow": ["execute_command(rm *)"],
+                    "deny": ["execute_command(shutdown *)"],
+                    "defaultMode": "bypass",
+                }
+            }
+        )
+    )
+    trust.TrustStore().trust(project)
+    own = load_policy(config.load_settings(project, trust=trust.TrustStore()))
+    assert {r.trusted for r in own.rules} == {True}  # as read: the project is trusted
+    distrusting = Workspace.load(project, trust_project_grants=False)
+    if where == "build_runner":
+        runner = build_runner(distrusting, audit=False, policy=own, mode=None)
+        pipeline, mode, ignored = runner.pipeline, runner.mode, runner.ignored_grants
+        assert runner.network_rules is not None and runner.network_rules.engine is None
+    else:
+        pipeline, mode, ignored = build_pipeline(distrusting, policy=own)
+    assert pipeline is not None
+    assert mode == "default"  # not the project's bypass
+    assert "allow rule execute_command(rm *)" in ignored
+    rm = ToolCall("execute_command", {"command": "rm x"}, project, arg_roles={"command": "command"})
+    assert (await pipeline.decide(rm, dry_run=True)).decision != "allow"
+    stop = ToolCall(
+        "execute_command", {"command": "shutdown now"}, project, arg_roles={"command": "command"}
+    )
+    assert (await pipeline.decide(stop, dry_run=True)).decision == "deny"

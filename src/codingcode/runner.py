@@ -347,6 +347,8 @@ def build_runner(
     settings = workspace.settings
     # The user's rules, read once: the approval layer and the sandbox's masks both use them.
     policy = policy or load_policy(settings)
+    if not workspace.trust_project_grants:  # (a caller's own policy too)
+        policy = policy.distrusting_project()
     bus = hooks or HookBus()
     command_hooks = load_command_hooks(settings)  # (read once: approval's and the lifecycle's)
     log: AuditLog | None = None
@@ -394,7 +396,7 @@ def build_runner(
         assume_trusted=assume_trusted,
         declared=declared,
         sandbox=sandbox,
-        hooks=command_hooks,
+        command_hooks=command_hooks,
     )
     # plan mode's refusal lists the read-only tools there are (from the registry)
     pipeline.read_only_names = lambda: [

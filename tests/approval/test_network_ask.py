@@ -160,7 +160,7 @@ def test_saved_clause_rules_count_only_when_trusted(project: Path) -> None:
     TrustStore().trust(project)
     distrusting = Workspace.load(project, trust_project_grants=False)
     distrusted = SavedNetworkRules.from_policy(load_policy(distrusting.settings), project)
-    assert distrusted.engine is None  # the session's own distrust (--no-project-grants) too
+    assert distrusted.engine is None  # a session that distrusts its project too
     policy = load_policy(load_settings(project))
     trusted = SavedNetworkRules.from_policy(policy, project)
     assert granted_domains(runner.pipeline, install, trusted) == {

@@ -194,6 +194,12 @@ async def test_rebinding_guard_answers_421_and_403() -> None:
     assert calls == []
     assert [m["status"] for m in sent if "status" in m] == [421, 403, 421]
     assert len(received) == 6
+    # A client waiting for "100 Continue" is refused without being asked for its body.
+    await guarded(
+        scope((b"host", b"evil.example:7000"), (b"expect", b"100-Continue")), receive, send
+    )
+    assert [m["status"] for m in sent if "status" in m][-1] == 421
+    assert len(received) == 6
     await guarded(
         scope((b"host", b"[::1]:7000"), (b"origin", b"http://localhost:7000")), receive, send
     )

@@ -45,7 +45,7 @@ def build_pipeline(
     assume_trusted: bool = False,
     declared: Lookup = builtin_declaration,
     sandbox: SandboxService | None = None,
-    hooks: list[CommandHook] | None = None,
+    command_hooks: list[CommandHook] | None = None,
 ) -> tuple[ApprovalPipeline, str, list[str]]:
     """The pipeline for the workspace's project, the mode it runs in, and the project grants
     ignored (``workspace``: the session's settings and trust, read once by the front end).
@@ -53,22 +53,24 @@ def build_pipeline(
     built-ins), which decides what each rule's SPEC means. ``record``: where each layer's
     result is written (the runner's audit log; None: nowhere). ``sandbox``: the session's
     sandbox, which ``approvals.autoAllowSandboxed`` asks (None: the workspace's, built on
-    first use). ``hooks``: the settings' command hooks, when the caller has read them.
+    first use). ``command_hooks``: the settings' command hooks, when the caller has read them.
 
     ``assume_trusted`` (for ``check``'s comparison) applies untrusted allow rules and modes
     as if trusted, but still never runs an untrusted hook: a dry run executes no one's code.
     """
     project, settings = workspace.root, workspace.settings
     policy = policy or load_policy(settings)
+    if not workspace.trust_project_grants:  # (a caller's own policy too)
+        policy = policy.distrusting_project()
     # Rules made in code for this session (``--allowed-tools`` / ``--disallowed-tools``): in
     # no settings file, so the re-read after an always/never answer must keep them.
     session_rules = [r for r in policy.rules if r.scope is None]
-    all_hooks = load_command_hooks(settings) if hooks is None else hooks
+    all_hooks = load_command_hooks(settings) if command_hooks is None else command_hooks
     ignored = policy.ignored_grants()
     if not assume_trusted:
         policy = policy.without_untrusted_grants()
-    command_hooks = runnable_hooks(all_hooks)
-    ignored += [f"hook {h.command}" for h in all_hooks if h not in command_hooks]
+    runnable = runnable_hooks(all_hooks)
+    ignored += [f"hook {h.command}" for h in all_hooks if h not in runnable]
     effective = mode or policy.default_mode or "default"
     if effective not in PERMISSION_MODES:
         raise SettingsError(
@@ -77,10 +79,10 @@ def build_pipeline(
     engine = RuleEngine(policy.rules, project, declared)
     bus = bus or HookBus()
     pre_hooks = None  # (the hook layer's module loads only where there are hooks)
-    if bus.pre_tool_use or any(h.event == "PreToolUse" for h in command_hooks):
+    if bus.pre_tool_use or any(h.event == "PreToolUse" for h in runnable):
         from codingcode.hooks.pre_tool_use import PreToolUseHooks
 
-        pre_hooks = PreToolUseHooks(command_hooks, bus)
+        pre_hooks = PreToolUseHooks(runnable, bus)
     state = {"engine": engine}
 
     def persist(action: str, text: str, scope: str = "local") -> None:

@@ -67,6 +67,9 @@ def project_dir(project: Path | None) -> Path:
 def resume_gc() -> None:
     """The cycle collector back on, once the modules are loaded (``codingcode.__main__``
     turns it off while they load). What loading made lives as long as the process: frozen
-    first, so no pass walks it again (the first full pass alone costs about 10 ms)."""
+    first, so no pass walks it again (the first full pass alone costs about 10 ms). Once:
+    a second call (Typer's path runs the same command function) freezes nothing more."""
+    if gc.isenabled():
+        return
     gc.freeze()
     gc.enable()

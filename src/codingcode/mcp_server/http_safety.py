@@ -152,25 +152,27 @@ def rebinding_guard(app: ASGIApp, port: int, bound_name: str | None = None) -> A
             headers = dict(scope.get("headers") or [])
             host = headers.get(b"host", b"").decode("latin-1")
             origin = headers.get(b"origin")
+            # A client waiting for "100 Continue" has sent no body, and asking for one
+            # would tell it to upload: it is answered at once.
+            waits = headers.get(b"expect", b"").lower() == b"100-continue"
+            body = None if waits else receive
             if not host_allowed(host, port, bound_name):
-                await _refuse(
-                    receive, send, 421, "the Host header does not name this loopback server"
-                )
+                await _refuse(send, 421, "the Host header does not name this loopback server", body)
                 return
             if origin is not None and not origin_allowed(
                 origin.decode("latin-1"), port, bound_name
             ):
-                await _refuse(receive, send, 403, "the Origin is not this loopback server")
+                await _refuse(send, 403, "the Origin is not this loopback server", body)
                 return
         await app(scope, receive, send)
 
     return guarded
 
 
-async def _refuse(receive: Any, send: Any, status: int, message: str) -> None:
+async def _refuse(send: Any, status: int, message: str, receive: Any = None) -> None:
     # Read the body the client sent (up to a bound) first: closing a socket with unread data
     # resets the connection, and the client would see the reset instead of this answer.
-    unread = _DRAIN_BYTES
+    unread = _DRAIN_BYTES if receive is not None else 0
     while unread > 0:
         message_in = await receive()
         if message_in.get("type") != "http.request":

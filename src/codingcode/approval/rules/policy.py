@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -75,6 +75,18 @@ class Policy:
         if mode in ("bypass", "acceptEdits") and not grants_apply(scope, trusted):
             mode, scope = None, None
         return Policy(kept, mode, scope)
+
+    def distrusting_project(self) -> Policy:
+        """The same policy with every project and local rule (and mode) untrusted: what a
+        session that does not trust its project's grants applies, whatever the policy was
+        read from (its deny and ask rules still apply)."""
+
+        def own(scope: Scope | None) -> bool:
+            return scope is None or scope is Scope.USER
+
+        rules = [r if own(r.scope) else replace(r, trusted=False) for r in self.rules]
+        trusted = self.default_mode_trusted and own(self.default_mode_scope)
+        return Policy(rules, self.default_mode, self.default_mode_scope, trusted)
 
     def ignored_grants(self) -> list[str]:
         kept = self.without_untrusted_grants()
