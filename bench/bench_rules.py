@@ -19,9 +19,13 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from codingcode.approval.rules.syntax import RuleAction
 
 BUDGET_US = 50.0
+ACTIONS: tuple[RuleAction, ...] = ("allow", "ask", "deny")
 
 
 def make_rules(n: int) -> list[Any]:
@@ -30,7 +34,7 @@ def make_rules(n: int) -> list[Any]:
     programs = [f"tool{i}" for i in range(60)] + ["git", "npm", "cargo", "docker", "make"]
     rules = []
     for i in range(n):
-        action = ("allow", "ask", "deny")[i % 3]
+        action: RuleAction = ACTIONS[i % 3]
         kind = i % 5
         if kind == 0:
             text = f"execute_command({programs[i % len(programs)]} sub{i} *)"

@@ -61,9 +61,9 @@ def main() -> None:
             )
         print(line)
     mask_planning(project, env, bare)
-    for service in services.values():
-        if service is not None:
-            service.close()
+    for made in services.values():
+        if made is not None:
+            made.close()
     shutil.rmtree(project, ignore_errors=True)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
+from collections.abc import Callable
 
 from pydantic import BaseModel
 
@@ -143,7 +144,7 @@ def make_tools(rng: random.Random) -> list[ToolDefinition]:
     return tools
 
 
-def median_ms(fn, rounds: int = 30) -> float:
+def median_ms(fn: Callable[[str], object], rounds: int = 30) -> float:
     times = []
     for _ in range(rounds):
         for q in QUERIES:
