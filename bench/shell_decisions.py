@@ -140,8 +140,8 @@ def _analysis(a: Any) -> dict[str, Any]:
 
 def dump(out: Path) -> None:
     from codingcode import shell
-    from codingcode.approval import readonly
     from codingcode.approval.pipeline import ToolCall
+    from codingcode.approval.readonly import classify
     from codingcode.approval.rules import RuleEngine
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -159,7 +159,7 @@ def dump(out: Path) -> None:
                 text = text.replace("{H}", os.path.expanduser("~")).replace("{P}", cwd)
                 row: dict[str, Any] = {"command": text}
                 row["analysis"] = _analysis(shell.analyze(text, cwd))
-                row["readonly"] = list(readonly.classify(text, cwd, project).__dict__.values())
+                row["readonly"] = list(classify(text, cwd, project).__dict__.values())
                 for mode in ("default", "bypass"):
                     r = engine.evaluate(
                         ToolCall("execute_command", {"command": text}, project, mode=mode)

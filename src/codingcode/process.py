@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import time
@@ -255,10 +256,43 @@ async def run_command(
     where stdout and stderr are saved whole when longer than ``output_cap``. ``on_output``
     sees every chunk of either stream as it arrives (once with ``b""`` when it starts).
     """
-    plan = plan_launch(
-        launcher, argv, cwd=cwd, env=dict(os.environ if env is None else env),
-        capabilities=capabilities,
-    )  # fmt: skip
+    environ = dict(os.environ if env is None else env)
+    for attempt in (1, 2):
+        plan = plan_launch(launcher, argv, cwd=cwd, env=environ, capabilities=capabilities)
+        result = await _run_plan(plan, cwd, timeout_s, cancel, output_cap, output_files, on_output)
+        if attempt == 1 and _mask_target_vanished(plan, result):
+            continue  # the command never started: planned again, without that mask
+        return result
+    raise AssertionError("unreachable")
+
+
+#: Bubblewrap's words when a mount's target is gone (a masked file removed between the
+#: plan and the sandbox's set-up): it stops before running anything.
+_VANISHED = re.compile(rb"\Abwrap: Can't (?:create file|mkdir|find source path) at (/[^:\n]*)")
+
+
+def _mask_target_vanished(plan: LaunchPlan, result: CommandResult) -> bool:
+    """The sandbox could not be set up because a path it was to mask is gone: bubblewrap's
+    own message, naming one of this plan's masked paths, which no longer exists (the
+    command inside cannot remove one: each is a mount point there)."""
+    if result.exit_code != 1 or result.stdout.total or result.cancelled:
+        return False
+    found = _VANISHED.match(result.stderr.head_bytes())
+    if found is None:
+        return False
+    path = os.fsdecode(found.group(1))
+    return any(path == p for p, _ in plan.masked) and not os.path.lexists(path)
+
+
+async def _run_plan(
+    plan: LaunchPlan,
+    cwd: Path,
+    timeout_s: float,
+    cancel: CancelSignal | None,
+    output_cap: int,
+    output_files: tuple[Path, Path] | None,
+    on_output: Callable[[bytes], None] | None,
+) -> CommandResult:
     spools = output_files or (None, None)
     out = CappedBuffer(output_cap, spool=spools[0])
     err = CappedBuffer(output_cap, spool=spools[1])

@@ -80,3 +80,48 @@ def test_seccomp_program_is_well_formed() -> None:
     for network in (True, False):
         program = build_filter(socket_families(network=network, private_netns=not network))
         assert len(program) % 8 == 0 and 8 < len(program) // 8 < 4096
+
+
+@needs_bwrap
+@pytest.mark.anyio
+async def test_a_masked_file_removed_while_the_sandbox_is_set_up_does_not_fail_the_command(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Between the plan (the project's .env is there: masked) and bubblewrap's set-up, the
+    file goes: bubblewrap cannot mount over it and runs nothing. The command is planned
+    again and runs once; a command's own failure is never run twice."""
+    from codingcode import process
+
+    secret = project / ".env"
+    secret.write_text("TOKEN=1\n")
+    service = SandboxService(
+        SandboxPolicy(project, mode=SandboxMode.READ_ONLY, backend=BackendChoice.BUBBLEWRAP),
+        bwrap=BWRAP,
+    )
+    real = process.plan_launch
+    plans: list[object] = []
+
+    def removed_after_planning(*args: object, **kwargs: object) -> process.LaunchPlan:
+        made = real(*args, **kwargs)  # type: ignore[arg-type]
+        plans.append(made)
+        secret.unlink(missing_ok=True)
+        return made
+
+    monkeypatch.setattr(process, "plan_launch", removed_after_planning)
+    ran = await process.run_command(["echo", "ran"], cwd=project, timeout_s=30, launcher=service)
+    assert ran.exit_code == 0 and ran.stdout.text().strip() == "ran", ran.stderr.text()
+    assert len(plans) == 2
+
+    # A command that fails on its own, even in bubblewrap's words, runs once.
+    def counted(*args: object, **kwargs: object) -> process.LaunchPlan:
+        plans.append(made := real(*args, **kwargs))  # type: ignore[arg-type]
+        return made
+
+    monkeypatch.setattr(process, "plan_launch", counted)
+    plans.clear()
+    secret.write_text("TOKEN=1\n")
+    lookalike = 'echo "bwrap: Can\'t create file at $PWD/.env: gone" >&2; exit 1'
+    failed = await process.run_command(
+        ["sh", "-c", lookalike], cwd=project, timeout_s=30, launcher=service
+    )
+    assert failed.exit_code == 1 and len(plans) == 1
