@@ -180,13 +180,19 @@ GRANTING_SECTIONS: dict[str, str] = {
 }
 
 
+def users_own(scope: Scope | None) -> bool:
+    """The user's own settings file, or what was made in code (``scope`` None): what it
+    grants always applies, whatever the project's trust."""
+    return scope is None or scope is Scope.USER
+
+
 def grants_apply(scope: Scope | None, trusted: bool) -> bool:
     """Whether what a settings entry grants or executes applies: always for the user's own
     file (and for what was made in code, ``scope`` None); for a project or local file only
     once the user trusted it as it is (``trusted``; never in a session that distrusts its
     project: its workspace marks those files untrusted). What an entry restricts applies
     either way."""
-    return scope is None or scope is Scope.USER or trusted
+    return users_own(scope) or trusted
 
 
 def granting_sources(settings: Settings, section: str) -> list[tuple[SettingsFile, Any, bool]]:

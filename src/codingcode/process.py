@@ -257,13 +257,12 @@ async def run_command(
     sees every chunk of either stream as it arrives (once with ``b""`` when it starts).
     """
     environ = dict(os.environ if env is None else env)
-    for attempt in (1, 2):
+    plan = plan_launch(launcher, argv, cwd=cwd, env=environ, capabilities=capabilities)
+    result = await _run_plan(plan, cwd, timeout_s, cancel, output_cap, output_files, on_output)
+    if _mask_target_vanished(plan, result):  # the command never started: planned again, once
         plan = plan_launch(launcher, argv, cwd=cwd, env=environ, capabilities=capabilities)
         result = await _run_plan(plan, cwd, timeout_s, cancel, output_cap, output_files, on_output)
-        if attempt == 1 and _mask_target_vanished(plan, result):
-            continue  # the command never started: planned again, without that mask
-        return result
-    raise AssertionError("unreachable")
+    return result
 
 
 #: Bubblewrap's words when a mount's target is gone (a masked file removed between the

@@ -346,8 +346,9 @@ def build_runner(
     project = workspace.root
     settings = workspace.settings
     # The user's rules, read once: the approval layer and the sandbox's masks both use them.
-    policy = policy or load_policy(settings)
-    if not workspace.trust_project_grants:  # (a caller's own policy too)
+    if policy is None:
+        policy = load_policy(settings)  # (the workspace's files, as trusted as it says)
+    elif not workspace.trust_project_grants:  # a caller's own: its project's rules grant nothing
         policy = policy.distrusting_project()
     bus = hooks or HookBus()
     command_hooks = load_command_hooks(settings)  # (read once: approval's and the lifecycle's)

@@ -90,7 +90,7 @@ class Workspace:
 def distrusted(settings: Settings) -> Settings:
     """``settings`` with every project and local file marked untrusted (the settings of a
     workspace that does not trust its project's grants)."""
-    from codingcode.config import Scope
+    from codingcode.config import users_own
 
-    files = [f if f.scope is Scope.USER else replace(f, trusted=False) for f in settings.files]
+    files = [f if users_own(f.scope) else replace(f, trusted=False) for f in settings.files]
     return replace(settings, files=files)

@@ -59,8 +59,9 @@ def build_pipeline(
     as if trusted, but still never runs an untrusted hook: a dry run executes no one's code.
     """
     project, settings = workspace.root, workspace.settings
-    policy = policy or load_policy(settings)
-    if not workspace.trust_project_grants:  # (a caller's own policy too)
+    if policy is None:
+        policy = load_policy(settings)  # (the workspace's files, as trusted as it says)
+    elif not workspace.trust_project_grants:  # a caller's own: its project's rules grant nothing
         policy = policy.distrusting_project()
     # Rules made in code for this session (``--allowed-tools`` / ``--disallowed-tools``): in
     # no settings file, so the re-read after an always/never answer must keep them.

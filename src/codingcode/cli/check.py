@@ -36,7 +36,6 @@ def run_check(
     if batch:
         if tool is not None:
             fail("--batch reads its calls from stdin; give no TOOL or ARGS_JSON.")
-
         import anyio
 
         resume_gc()  # a batch may be long

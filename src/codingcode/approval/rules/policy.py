@@ -18,7 +18,14 @@ from codingcode.approval.rules.syntax import (
     check_rule,
     rule_texts,
 )
-from codingcode.config import Scope, Settings, SettingsError, granting_sources, grants_apply
+from codingcode.config import (
+    Scope,
+    Settings,
+    SettingsError,
+    granting_sources,
+    grants_apply,
+    users_own,
+)
 
 
 class RuleObject(BaseModel):
@@ -80,12 +87,8 @@ class Policy:
         """The same policy with every project and local rule (and mode) untrusted: what a
         session that does not trust its project's grants applies, whatever the policy was
         read from (its deny and ask rules still apply)."""
-
-        def own(scope: Scope | None) -> bool:
-            return scope is None or scope is Scope.USER
-
-        rules = [r if own(r.scope) else replace(r, trusted=False) for r in self.rules]
-        trusted = self.default_mode_trusted and own(self.default_mode_scope)
+        rules = [r if users_own(r.scope) else replace(r, trusted=False) for r in self.rules]
+        trusted = self.default_mode_trusted and users_own(self.default_mode_scope)
         return Policy(rules, self.default_mode, self.default_mode_scope, trusted)
 
     def ignored_grants(self) -> list[str]:
